@@ -1,0 +1,87 @@
+import { readdirSync, readFileSync } from "node:fs"
+import { basename, join } from "node:path"
+import matter from "gray-matter"
+import { z } from "zod"
+import type { Role } from "../tool/tool.ts"
+
+/** A role's prompt and, for worker types, what it may use. */
+export interface Agent {
+  name: string
+  role: Role | "compaction"
+  description: string
+  prompt: string
+  /** `<provider>:<model-id>` overriding the role's model. */
+  model?: string
+  /** Tool ids this agent is limited to (within what its role allows). */
+  tools?: string[]
+}
+
+export interface Agents {
+  teller: Agent
+  planner: Agent
+  compaction: Agent
+  /** Worker types by name; "default" is prompts/worker.md. */
+  workers: Map<string, Agent>
+}
+
+const FrontMatter = z
+  .object({
+    description: z.string().min(1),
+    model: z.string().regex(/^[a-z-]+:.+$/, "expected <provider>:<model-id>").optional(),
+    tools: z.array(z.string()).optional(),
+  })
+  .strict()
+
+export const DEFAULT_WORKER = "default"
+
+/** Reads prompts/<role>.md and prompts/workers/<name>.md (front matter: description, model, tools). */
+export function loadAgents(dir: string): Agents {
+  const read = (file: string) => readFileSync(join(dir, file), "utf8").trim()
+  const workers = new Map<string, Agent>([
+    [DEFAULT_WORKER, { name: DEFAULT_WORKER, role: "worker", description: "General-purpose worker: web pages, files in its workspace.", prompt: read("worker.md") }],
+  ])
+  const workerDir = join(dir, "workers")
+  for (const file of safeList(workerDir).filter((f) => f.endsWith(".md")).sort()) {
+    const name = basename(file, ".md")
+    const parsed = matter(readFileSync(join(workerDir, file), "utf8"))
+    const front = FrontMatter.safeParse(parsed.data)
+    if (!front.success) throw new Error(`prompts/workers/${file}: ${front.error.issues.map((i) => `${i.path.join(".") || "front matter"}: ${i.message}`).join("; ")}`)
+    workers.set(name, { name, role: "worker", prompt: parsed.content.trim(), ...front.data })
+  }
+  return {
+    teller: { name: "teller", role: "teller", description: "Talks to the user", prompt: read("teller.md") },
+    planner: { name: "planner", role: "planner", description: "Plans and dispatches work", prompt: read("planner.md") },
+    compaction: { name: "compaction", role: "compaction", description: "Summarises a session", prompt: read("compaction.md") },
+    workers,
+  }
+}
+
+function safeList(dir: string): string[] {
+  try {
+    return readdirSync(dir)
+  } catch {
+    return []
+  }
+}
+
+/** The facts a model cannot know by itself: without them "tomorrow at 9" cannot be scheduled. */
+export function environment(now: Date, where: { conversation: string; user: string }): string {
+  const timeZone = Intl.DateTimeFormat().resolvedOptions().timeZone
+  const local = new Intl.DateTimeFormat("en-GB", { timeZone, dateStyle: "full", timeStyle: "long" }).format(now)
+  return [
+    "<env>",
+    `  Current time: ${local} (time zone ${timeZone}; ISO ${isoWithOffset(now)})`,
+    `  Channel: ${where.conversation.split(":")[0]}`,
+    `  Conversation: ${where.conversation}`,
+    `  User: ${where.user}`,
+    "</env>",
+  ].join("\n")
+}
+
+function isoWithOffset(now: Date): string {
+  const offset = -now.getTimezoneOffset()
+  const local = new Date(now.getTime() + offset * 60_000).toISOString().slice(0, 19)
+  const sign = offset >= 0 ? "+" : "-"
+  const abs = Math.abs(offset)
+  return `${local}${sign}${String(Math.floor(abs / 60)).padStart(2, "0")}:${String(abs % 60).padStart(2, "0")}`
+}

@@ -1,0 +1,225 @@
+import { APICallError, generateText, tool, type LanguageModel, type ToolSet, type ModelMessage, type ToolCallPart, type ToolResultPart } from "ai"
+import { evaluate, type Ruleset } from "../permission/permission.ts"
+import type { MessageRecord, ToolSummary } from "../store/records.ts"
+import { ToolError, type ToolContext, type ToolDefinition } from "../tool/tool.ts"
+import { toModelMessages } from "./context.ts"
+
+/** OpenCode's threshold: the third identical call in a row is a loop, not persistence. */
+export const DOOM_LOOP_THRESHOLD = 3
+
+const COMPACTION_REQUEST =
+  "Provide a detailed summary of our conversation above, for continuing it without the earlier messages: what was asked, what was decided and done, what is pending."
+const CONTINUE_AFTER_COMPACTION = "Continue if you have next steps."
+const MAX_STEPS_REACHED =
+  "You have used all the steps allowed for this run. Do not call tools. Respond now with text only: what was done, and what remains."
+
+/** The messages of one session, persisted before they are acted on. */
+export interface SessionLog {
+  readonly records: readonly MessageRecord[]
+  append(...entries: Array<Pick<MessageRecord, "message"> & Partial<Pick<MessageRecord, "kind" | "usage" | "eventId">>>): Promise<void>
+}
+
+export interface LoopInput {
+  model: LanguageModel
+  system: string
+  compactionSystem: string
+  /** Tools offered to the model (those the role's rules do not disable). */
+  tools: readonly ToolDefinition[]
+  rules: Ruleset
+  log: SessionLog
+  context: Omit<ToolContext, "callId">
+  maxSteps: number
+  maxRetries: number
+  /** Context tokens a step may use before the session is compacted. */
+  usableTokens: number
+  /** Input that arrived for this session while it runs; drained before every step. */
+  takeInput?: () => Array<{ eventId: string; text: string; fromUser: boolean }>
+  onTool?: (summary: ToolSummary) => void
+  onCompacted?: (summary: string) => Promise<void>
+}
+
+export type LoopOutcome =
+  | { status: "done"; text: string }
+  /** A tool without `execute` (ask_user) was called: the run stops until its answer is appended. */
+  | { status: "waiting"; call: ToolCallPart }
+
+/**
+ * The agent loop shared by every role (seed 004): one model step at a time, each step's
+ * messages written before its tool calls run, so a run interrupted anywhere resumes from
+ * the log — calls already answered are not repeated, unanswered ones run once more and
+ * tools make that safe with their idempotency key.
+ */
+export async function runLoop(input: LoopInput): Promise<LoopOutcome> {
+  const { log, context } = input
+  // Offered without execute: the SDK validates the calls, this loop runs them (see answerPendingCalls).
+  const offered: ToolSet = Object.fromEntries(input.tools.map((def) => [def.id, tool({ description: def.description, inputSchema: def.parameters as never })]))
+  for (let step = 0; ; step++) {
+    context.abort.throwIfAborted()
+    const waiting = await answerPendingCalls(input)
+    if (waiting) return { status: "waiting", call: waiting }
+
+    const injected = input.takeInput?.() ?? []
+    if (injected.length > 0) {
+      await log.append(...injected.map(({ eventId, text, fromUser }) => ({ eventId, message: userMessage(step > 0 ? reminder(text, fromUser) : text) })))
+    }
+    const last = log.records.at(-1)
+    if (last?.message.role === "assistant") return { status: "done", text: textOf(last.message) }
+
+    if (overflowed(log.records, input.usableTokens)) await compact(input)
+    const lastStep = step >= input.maxSteps - 1
+    if (lastStep) await log.append({ message: userMessage(MAX_STEPS_REACHED) })
+    const result = await generateStep(input, lastStep ? undefined : offered)
+    const [assistant, ...rest] = result.response.messages
+    if (!assistant) return { status: "done", text: "" }
+    await log.append(
+      { message: assistant, usage: { input: result.usage.inputTokens ?? 0, output: result.usage.outputTokens ?? 0 } },
+      // Tool errors the SDK produced for malformed calls (bad JSON, schema mismatch, unknown tool).
+      ...rest.map((message) => ({ message })),
+    )
+  }
+}
+
+/** One model call. A provider that rejects the request as too long gets one compaction and a retry. */
+async function generateStep(input: LoopInput, tools: ToolSet | undefined) {
+  const call = () =>
+    generateText({
+      model: input.model,
+      system: input.system,
+      messages: toModelMessages(input.log.records),
+      tools,
+      maxRetries: input.maxRetries,
+      abortSignal: input.context.abort,
+    })
+  try {
+    return await call()
+  } catch (error) {
+    if (!isContextOverflow(error)) throw error
+    await compact(input)
+    return await call()
+  }
+}
+
+/** Runs the tool calls of the newest assistant message that have no result yet, in order. */
+async function answerPendingCalls(input: LoopInput): Promise<ToolCallPart | undefined> {
+  const { log } = input
+  const index = log.records.findLastIndex((record) => record.message.role === "assistant")
+  if (index < 0) return undefined
+  const answered = new Set(
+    log.records.slice(index + 1).flatMap((record) => (record.message.role === "tool" ? record.message.content.flatMap((part) => (part.type === "tool-result" ? [part.toolCallId] : [])) : [])),
+  )
+  const calls = toolCalls(log.records[index]!.message).filter((call) => !answered.has(call.toolCallId))
+  for (const call of calls) {
+    const def = input.tools.find((candidate) => candidate.id === call.toolName)
+    if (def && !def.execute) return call
+    const output = await execute(input, def, call)
+    await log.append({ message: { role: "tool", content: [toolResult(call, output)] } })
+  }
+  return undefined
+}
+
+type Output = { ok: true; value: unknown } | { ok: false; error: string }
+
+async function execute(input: LoopInput, def: ToolDefinition | undefined, call: ToolCallPart): Promise<Output> {
+  if (!def) return { ok: false, error: `Unknown tool "${call.toolName}". Available tools: ${input.tools.map((t) => t.id).join(", ")}.` }
+  const parsed = def.parameters.safeParse(call.input)
+  if (!parsed.success) return { ok: false, error: `Invalid input for tool ${def.id}: ${parsed.error.message}` }
+  if (isDoomLoop(input.log.records, call)) {
+    return {
+      ok: false,
+      error: `Refused: this is the ${DOOM_LOOP_THRESHOLD}rd call in a row of ${def.id} with the same input. It will not give a different result; change the input or take another approach.`,
+    }
+  }
+  const pattern = def.pattern?.(parsed.data, input.context.role) ?? "*"
+  const rule = evaluate(def.id, pattern, input.rules)
+  if (rule.action === "deny") return { ok: false, error: `Permission denied: ${def.id} may not be used on "${pattern}".` }
+  if (rule.action === "ask") {
+    return { ok: false, error: `Refused: ${def.id} on "${pattern}" needs the user's approval, and approval questions are not available yet.` }
+  }
+  const title = pattern === "*" ? def.id : `${def.id} ${pattern}`.slice(0, 80)
+  input.onTool?.({ id: call.toolCallId, tool: def.id, status: "running", title })
+  try {
+    const value = await def.execute!(parsed.data, { ...input.context, callId: call.toolCallId })
+    input.onTool?.({ id: call.toolCallId, tool: def.id, status: "completed", title })
+    return { ok: true, value }
+  } catch (error) {
+    // An abort belongs to the run, not to the tool: let it end the run.
+    if (input.context.abort.aborted) throw error
+    input.onTool?.({ id: call.toolCallId, tool: def.id, status: "error", title })
+    const message = error instanceof Error ? error.message : String(error)
+    return { ok: false, error: error instanceof ToolError ? message : `Tool ${def.id} failed: ${message}` }
+  }
+}
+
+/** The third consecutive call of the same tool with the same input, counted across steps. */
+function isDoomLoop(records: readonly MessageRecord[], call: ToolCallPart): boolean {
+  const calls = records.flatMap((record) => toolCalls(record.message))
+  const at = calls.findIndex((candidate) => candidate.toolCallId === call.toolCallId)
+  const recent = calls.slice(Math.max(0, at - (DOOM_LOOP_THRESHOLD - 1)), at)
+  const key = JSON.stringify(call.input)
+  return recent.length === DOOM_LOOP_THRESHOLD - 1 && recent.every((c) => c.toolName === call.toolName && JSON.stringify(c.input) === key)
+}
+
+/** True when the newest step since the last compaction used more context than allowed. */
+function overflowed(records: readonly MessageRecord[], usable: number): boolean {
+  for (let i = records.length - 1; i >= 0; i--) {
+    const record = records[i]!
+    if (record.kind === "summary") return false
+    if (record.usage) return record.usage.input + record.usage.output > usable
+  }
+  return false
+}
+
+/** Replaces the history sent to the model with a summary written by a tool-less call. */
+async function compact(input: LoopInput): Promise<void> {
+  const result = await generateText({
+    model: input.model,
+    system: input.compactionSystem,
+    messages: [...toModelMessages(input.log.records), userMessage(COMPACTION_REQUEST)],
+    maxRetries: input.maxRetries,
+    abortSignal: input.context.abort,
+  })
+  const summary = result.text.trim() || "(The earlier conversation could not be summarised.)"
+  await input.log.append({ message: { role: "assistant", content: summary }, kind: "summary" }, { message: userMessage(CONTINUE_AFTER_COMPACTION) })
+  await input.onCompacted?.(summary)
+}
+
+function isContextOverflow(error: unknown): boolean {
+  return (
+    APICallError.isInstance(error) &&
+    error.statusCode === 400 &&
+    /context|too long|too many tokens|maximum.*tokens/i.test(`${error.message} ${error.responseBody ?? ""}`)
+  )
+}
+
+/** Seed 004 §3.4: input that arrives mid-run is wrapped so the model treats it as new. */
+export function reminder(text: string, fromUser: boolean): string {
+  const intro = fromUser ? "The user sent the following message:" : "This arrived while you were working:"
+  return ["<system-reminder>", intro, text, "", "Please address this message and continue with your tasks.", "</system-reminder>"].join("\n")
+}
+
+export function toolCalls(message: ModelMessage): ToolCallPart[] {
+  if (message.role !== "assistant" || typeof message.content === "string") return []
+  return message.content.filter((part): part is ToolCallPart => part.type === "tool-call")
+}
+
+export function textOf(message: ModelMessage): string {
+  if (typeof message.content === "string") return message.content
+  return message.content
+    .filter((part) => part.type === "text")
+    .map((part) => (part as { text: string }).text)
+    .join("")
+    .trim()
+}
+
+function userMessage(text: string): ModelMessage {
+  return { role: "user", content: text }
+}
+
+function toolResult(call: ToolCallPart, output: Output): ToolResultPart {
+  return {
+    type: "tool-result",
+    toolCallId: call.toolCallId,
+    toolName: call.toolName,
+    output: output.ok ? { type: "json", value: (output.value ?? null) as never } : { type: "error-text", value: output.error },
+  }
+}

@@ -1,0 +1,73 @@
+import { readFileSync } from "node:fs"
+import type { Logger } from "pino"
+import { loadAgents, type Agent } from "./agent/agents.ts"
+import type { Channel } from "./channel/channel.ts"
+import { PROVIDERS, type Config, type ModelSpec } from "./config/config.ts"
+import { resolveModel } from "./model/model.ts"
+import { forRole, parseConfig } from "./permission/permission.ts"
+import { Store } from "./store/store.ts"
+import { Outbox } from "./supervisor/outbox.ts"
+import { Supervisor } from "./supervisor/supervisor.ts"
+import { allTools } from "./tool/registry.ts"
+import type { MemoryService } from "./tool/services.ts"
+
+export const PROMPTS_DIR = new URL("../prompts/", import.meta.url).pathname
+
+export interface App {
+  supervisor: Supervisor
+  store: Store
+  stop(): Promise<void>
+}
+
+/**
+ * Wires Steward together: store, outbox, agents, tools, rules, Supervisor, channels. The
+ * channels are given from outside so tests and the benchmark can plug in their own.
+ */
+export async function startApp(config: Config, log: Logger, channels: Channel[], memory: SupervisorMemory): Promise<App> {
+  const agents = loadAgents(PROMPTS_DIR)
+  const workerTypes = [...agents.workers.values()].map((w) => ({ name: w.name, description: w.description }))
+  const extra = config.permissionsFile ? parseConfig(JSON.parse(readFileSync(config.permissionsFile, "utf8"))) : undefined
+  const rules = { teller: forRole("teller", extra), planner: forRole("planner", extra), worker: forRole("worker", extra) }
+  const store = await Store.open(config.dataDir)
+  const byName = new Map(channels.map((channel) => [channel.name, channel]))
+  let supervisor: Supervisor | undefined
+  const outbox = new Outbox(store, byName, log, () => supervisor?.events.emit("change"))
+  supervisor = new Supervisor({ config, store, outbox, agents, model: modelFor(config), tools: allTools(workerTypes), rules, memory, log })
+  await outbox.load()
+  await supervisor.start()
+  const running = supervisor
+  running.events.on("progress", (conversation, update) => byName.get(conversation.split(":")[0])?.progress?.(conversation, update))
+  for (const channel of channels) await channel.start((message) => running.inbound(message).then(() => {}))
+  return {
+    supervisor: running,
+    store,
+    async stop() {
+      for (const channel of channels) await channel.stop()
+      await running.stop()
+      outbox.stop()
+      await store.close()
+    },
+  }
+}
+
+export type SupervisorMemory = MemoryService & { recordCompaction(user: string, summary: string): Promise<void> }
+
+/** One model instance per agent: a worker type may name its own in its front matter. */
+function modelFor(config: Config) {
+  const cache = new Map<string, ReturnType<typeof resolveModel>>()
+  return (agent: Agent) => {
+    let model = cache.get(agent.name)
+    if (!model) {
+      model = resolveModel(agent.model ? specOf(agent) : config.models[agent.role === "compaction" ? "teller" : agent.role], config)
+      cache.set(agent.name, model)
+    }
+    return model
+  }
+}
+
+function specOf(agent: Agent): ModelSpec {
+  const at = agent.model!.indexOf(":")
+  const provider = agent.model!.slice(0, at)
+  if (!PROVIDERS.includes(provider as never)) throw new Error(`prompts/workers/${agent.name}.md: model provider "${provider}" is not one of ${PROVIDERS.join(", ")}`)
+  return { provider: provider as ModelSpec["provider"], id: agent.model!.slice(at + 1), variable: `prompts/workers/${agent.name}.md` }
+}

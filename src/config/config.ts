@@ -1,0 +1,272 @@
+import { resolve } from "node:path"
+import { z } from "zod"
+
+export const PROVIDERS = ["openai", "anthropic", "openai-compatible"] as const
+export type Provider = (typeof PROVIDERS)[number]
+
+export interface ModelSpec {
+  provider: Provider
+  id: string
+  /** The environment variable the spec came from, so later errors can point the user at it. */
+  variable: string
+}
+
+export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const
+export type LogLevel = (typeof LOG_LEVELS)[number]
+
+export interface AllowedUsers {
+  anyone: boolean
+  /** `<channel>:<user-id>` entries, e.g. `telegram:1001`. */
+  users: Set<string>
+}
+
+export interface Config {
+  dataDir: string
+  models: { teller: ModelSpec; planner: ModelSpec; worker: ModelSpec }
+  providers: {
+    openai: { apiKey?: string; baseURL?: string }
+    anthropic: { apiKey?: string; baseURL?: string }
+    openaiCompatible: { baseURL?: string; apiKey?: string }
+  }
+  allowedUsers: AllowedUsers
+  logLevel: LogLevel
+  logFile?: string
+  workerConcurrency: number
+  /** Seconds. */
+  timeouts: { planner: number; worker: number }
+  maxSteps: { teller: number; planner: number; worker: number }
+  context: { contextTokens: number; outputTokens: number }
+  maxRetries: number
+  permissionsFile?: string
+  telegram: {
+    botToken?: string
+    apiRoot?: string
+    webhookUrl?: string
+    webhookSecret?: string
+    webhookPort?: number
+  }
+  slack: {
+    botToken?: string
+    appToken?: string
+    signingSecret?: string
+    port: number
+    apiUrl?: string
+  }
+  memoryScope: "user" | "shared"
+  hooksToken?: string
+}
+
+/** A configuration problem; `message` is one line meant for the person editing `.env`. */
+export class ConfigError extends Error {
+  override name = "ConfigError"
+  constructor(
+    readonly variable: string,
+    message: string,
+  ) {
+    super(message)
+  }
+}
+
+const MODEL_EXPECTED = `expected <provider>:<model-id>, e.g. openai:gpt-4.1-mini (providers: ${PROVIDERS.join(", ")})`
+
+function wholeNumber(min: number, max?: number) {
+  const expected =
+    max === undefined ? `expected a whole number of at least ${min}` : `expected a whole number from ${min} to ${max}`
+  // Number() alone would accept "1e3", "4.5", " " and "0x10"; only plain digits are a whole decimal number.
+  return z
+    .string()
+    .regex(/^\d+$/, expected)
+    .transform(Number)
+    .pipe(z.int(expected).min(min, expected).max(max ?? Number.MAX_SAFE_INTEGER, expected))
+}
+
+const port = () => wholeNumber(1, 65535)
+const httpUrl = () => z.url({ protocol: /^https?$/, error: "expected an http(s) URL" })
+
+const modelSpec = z
+  .string()
+  .regex(new RegExp(`^(${PROVIDERS.join("|")}):.+$`, "s"), MODEL_EXPECTED)
+  .transform((value) => {
+    // Only the first colon separates the provider: model ids like qwen2.5:7b contain colons.
+    const at = value.indexOf(":")
+    return { provider: value.slice(0, at) as Provider, id: value.slice(at + 1) }
+  })
+
+const ALLOWED_USERS_EXPECTED =
+  "expected a comma-separated list of <channel>:<user-id>, e.g. telegram:1001,slack:U1001,console:local, or * for anyone"
+
+const allowedUsers = z.string().transform((value, ctx): AllowedUsers => {
+  const entries = value
+    .split(",")
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== "")
+  if (entries.length === 0) {
+    ctx.addIssue({ code: "custom", message: ALLOWED_USERS_EXPECTED })
+    return z.NEVER
+  }
+  const result: AllowedUsers = { anyone: false, users: new Set() }
+  for (const entry of entries) {
+    if (entry === "*") result.anyone = true
+    else if (/^[a-z]+:.+$/.test(entry)) result.users.add(entry)
+    else {
+      // Name the offending entry: in a long list the whole value would hide it.
+      ctx.addIssue({ code: "custom", message: ALLOWED_USERS_EXPECTED, params: { got: `entry ${JSON.stringify(entry)}` } })
+      return z.NEVER
+    }
+  }
+  return result
+})
+
+const schema = z.object({
+  DATA_DIR: z.string().default("./data"),
+  MODEL: modelSpec.optional(),
+  TELLER_MODEL: modelSpec.optional(),
+  PLANNER_MODEL: modelSpec.optional(),
+  WORKER_MODEL: modelSpec.optional(),
+  OPENAI_API_KEY: z.string().optional(),
+  OPENAI_BASE_URL: httpUrl().optional(),
+  ANTHROPIC_API_KEY: z.string().optional(),
+  ANTHROPIC_BASE_URL: httpUrl().optional(),
+  OPENAI_COMPATIBLE_BASE_URL: httpUrl().optional(),
+  OPENAI_COMPATIBLE_API_KEY: z.string().optional(),
+  ALLOWED_USERS: allowedUsers.default(() => ({ anyone: false, users: new Set(["console:local"]) })),
+  LOG_LEVEL: z.enum(LOG_LEVELS, `expected one of ${LOG_LEVELS.join(", ")}`).default("info"),
+  LOG_FILE: z.string().optional(),
+  WORKER_CONCURRENCY: wholeNumber(1, 64).default(4),
+  PLANNER_TIMEOUT: wholeNumber(1).default(300),
+  WORKER_TIMEOUT: wholeNumber(1).default(900),
+  TELLER_MAX_STEPS: wholeNumber(1, 200).default(8),
+  PLANNER_MAX_STEPS: wholeNumber(1, 200).default(20),
+  WORKER_MAX_STEPS: wholeNumber(1, 200).default(30),
+  MODEL_CONTEXT_TOKENS: wholeNumber(1000).default(128_000),
+  MODEL_OUTPUT_TOKENS: wholeNumber(256).default(32_000),
+  MODEL_MAX_RETRIES: wholeNumber(0, 10).default(3),
+  PERMISSIONS_FILE: z.string().optional(),
+  TELEGRAM_BOT_TOKEN: z.string().optional(),
+  TELEGRAM_API_ROOT: httpUrl().optional(),
+  TELEGRAM_WEBHOOK_URL: httpUrl().optional(),
+  TELEGRAM_WEBHOOK_SECRET: z.string().optional(),
+  TELEGRAM_WEBHOOK_PORT: port().optional(),
+  SLACK_BOT_TOKEN: z.string().optional(),
+  SLACK_APP_TOKEN: z.string().optional(),
+  SLACK_SIGNING_SECRET: z.string().optional(),
+  SLACK_PORT: port().default(3000),
+  SLACK_API_URL: httpUrl().optional(),
+  MEMORY_SCOPE: z.enum(["user", "shared"], "expected user or shared").default("user"),
+  HOOKS_TOKEN: z.string().optional(),
+})
+
+type Vars = z.output<typeof schema>
+
+const ROLES = ["teller", "planner", "worker"] as const
+
+const PROVIDER_NEEDS: Record<Provider, { variable: string; expected: string }> = {
+  openai: { variable: "OPENAI_API_KEY", expected: "expected an OpenAI API key" },
+  anthropic: { variable: "ANTHROPIC_API_KEY", expected: "expected an Anthropic API key" },
+  "openai-compatible": {
+    variable: "OPENAI_COMPATIBLE_BASE_URL",
+    expected: "expected the server's http(s) URL, e.g. http://localhost:11434/v1",
+  },
+}
+
+function notSet(variable: string, expected: string): ConfigError {
+  return new ConfigError(variable, `${variable} is not set: ${expected}`)
+}
+
+/** Reads Steward's configuration from environment variables; throws ConfigError on the first problem. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  // An empty value (`KEY=` in .env, or an unset compose variable) means "use the default".
+  const present = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== undefined && value !== ""))
+  const parsed = schema.safeParse(present)
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!
+    const variable = String(issue.path[0])
+    const raw = present[variable]
+    if (raw === undefined) throw notSet(variable, issue.message)
+    const given = issue.code === "custom" && typeof issue.params?.got === "string" ? issue.params.got : JSON.stringify(raw)
+    throw new ConfigError(variable, `${variable}: ${issue.message}, got ${given}`)
+  }
+  const vars = parsed.data
+
+  const modelFor = (role: (typeof ROLES)[number]): ModelSpec => {
+    const variable = `${role.toUpperCase() as Uppercase<typeof role>}_MODEL` as const
+    const own = vars[variable]
+    if (own) return { ...own, variable }
+    if (vars.MODEL) return { ...vars.MODEL, variable: "MODEL" }
+    throw notSet("MODEL", MODEL_EXPECTED)
+  }
+  const models = { teller: modelFor("teller"), planner: modelFor("planner"), worker: modelFor("worker") }
+
+  const have: Record<Provider, string | undefined> = {
+    openai: vars.OPENAI_API_KEY,
+    anthropic: vars.ANTHROPIC_API_KEY,
+    "openai-compatible": vars.OPENAI_COMPATIBLE_BASE_URL,
+  }
+  for (const spec of Object.values(models)) {
+    if (have[spec.provider] !== undefined) continue
+    const need = PROVIDER_NEEDS[spec.provider]
+    throw notSet(need.variable, `${need.expected}, because ${spec.variable} uses ${spec.provider}`)
+  }
+
+  return toConfig(vars, models)
+}
+
+function toConfig(vars: Vars, models: Config["models"]): Config {
+  return {
+    dataDir: resolve(vars.DATA_DIR),
+    models,
+    providers: {
+      openai: { apiKey: vars.OPENAI_API_KEY, baseURL: vars.OPENAI_BASE_URL },
+      anthropic: { apiKey: vars.ANTHROPIC_API_KEY, baseURL: vars.ANTHROPIC_BASE_URL },
+      openaiCompatible: { baseURL: vars.OPENAI_COMPATIBLE_BASE_URL, apiKey: vars.OPENAI_COMPATIBLE_API_KEY },
+    },
+    allowedUsers: vars.ALLOWED_USERS,
+    logLevel: vars.LOG_LEVEL,
+    logFile: vars.LOG_FILE === undefined ? undefined : resolve(vars.LOG_FILE),
+    workerConcurrency: vars.WORKER_CONCURRENCY,
+    timeouts: { planner: vars.PLANNER_TIMEOUT, worker: vars.WORKER_TIMEOUT },
+    maxSteps: { teller: vars.TELLER_MAX_STEPS, planner: vars.PLANNER_MAX_STEPS, worker: vars.WORKER_MAX_STEPS },
+    context: { contextTokens: vars.MODEL_CONTEXT_TOKENS, outputTokens: vars.MODEL_OUTPUT_TOKENS },
+    maxRetries: vars.MODEL_MAX_RETRIES,
+    permissionsFile: vars.PERMISSIONS_FILE === undefined ? undefined : resolve(vars.PERMISSIONS_FILE),
+    telegram: {
+      botToken: vars.TELEGRAM_BOT_TOKEN,
+      apiRoot: vars.TELEGRAM_API_ROOT,
+      webhookUrl: vars.TELEGRAM_WEBHOOK_URL,
+      webhookSecret: vars.TELEGRAM_WEBHOOK_SECRET,
+      webhookPort: vars.TELEGRAM_WEBHOOK_PORT,
+    },
+    slack: {
+      botToken: vars.SLACK_BOT_TOKEN,
+      appToken: vars.SLACK_APP_TOKEN,
+      signingSecret: vars.SLACK_SIGNING_SECRET,
+      port: vars.SLACK_PORT,
+      apiUrl: vars.SLACK_API_URL,
+    },
+    memoryScope: vars.MEMORY_SCOPE,
+    hooksToken: vars.HOOKS_TOKEN,
+  }
+}
+
+/**
+ * Loads a .env file into process.env if it exists. Node's loadEnvFile never overwrites a
+ * variable that is already set (even to ""), so the real environment wins over the file.
+ */
+export function readEnvFile(path = ".env"): void {
+  try {
+    process.loadEnvFile(path)
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error
+  }
+}
+
+/** loadConfig for entry points: a configuration mistake is reported in one line, not a stack trace. */
+export function configOrExit(env: NodeJS.ProcessEnv = process.env): Config {
+  try {
+    return loadConfig(env)
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error
+    process.stderr.write(`steward: ${error.message}\n`)
+    process.exit(2)
+  }
+}

@@ -1,0 +1,109 @@
+import type { ModelMessage } from "ai"
+import type { Role } from "../tool/tool.ts"
+
+export type TaskStatus = "queued" | "running" | "completed" | "failed" | "cancelled" | "timed_out"
+
+export const TERMINAL: ReadonlySet<TaskStatus> = new Set(["completed", "failed", "cancelled", "timed_out"])
+
+/** One tool call of a running task, as a channel may show it (OpenCode's metadata summary). */
+export interface ToolSummary {
+  id: string
+  tool: string
+  status: "running" | "completed" | "error"
+  title?: string
+}
+
+/** One delegated unit of work. A task moves by rewriting this one record, never by moving it. */
+export interface TaskRecord {
+  id: string
+  role: Exclude<Role, "teller">
+  /** "planner", or the worker type. */
+  agent: string
+  type: "oneshot" | "conditional"
+  condition?: unknown
+  prompt: string
+  priority: number
+  /** Seconds; null → the role's default. */
+  timeout: number | null
+  status: TaskStatus
+  conversation: string
+  user: string
+  /** Session of the caller; the task's own session is its child. */
+  parentSessionId: string
+  sessionId: string
+  /** The Planner task whose run committed this worker task. */
+  parentTaskId?: string
+  /** `${sessionId}:${toolCallId}` of the delegate call that created it: a call replayed after
+   *  a crash finds its task instead of creating a second one. */
+  origin: string
+  /** Runs started. A task found running at start-up was interrupted by a crash. */
+  attempts: number
+  createdAt: string
+  startedAt?: string
+  endedAt?: string
+  result?: string
+  error?: string
+  /** Planner only: worker tasks staged by its delegate calls, committed only if it succeeds. */
+  staged?: TaskRecord[]
+  /** Planner only: the worker tasks it committed. */
+  children?: string[]
+  /** Planner only (batch head): the Teller has been woken with the batch's results. */
+  reported?: boolean
+}
+
+export interface SessionRecord {
+  id: string
+  role: Role
+  agent: string
+  parentId?: string
+  conversation: string
+  user: string
+  createdAt: string
+}
+
+export interface MessageRecord {
+  id: string
+  sessionId: string
+  message: ModelMessage
+  createdAt: string
+  /** The inbox event this user message came from; lets a replayed turn skip it. */
+  eventId?: string
+  /** "summary": a compaction summary — nothing before it is sent to the model again. */
+  kind?: "summary"
+  /** Tokens the model reported for the step that produced this message. */
+  usage?: { input: number; output: number }
+}
+
+/** Something that wakes a conversation's Teller. Deleted once the turn that handled it ends. */
+export interface InboxEvent {
+  id: string
+  conversation: string
+  user: string
+  kind: "user_message" | "task_results"
+  text: string
+  createdAt: string
+  /** Turns started for this event; a turn interrupted by crashes is given up after a few. */
+  attempts: number
+}
+
+export interface ConversationRecord {
+  id: string
+  user: string
+  tellerSessionId: string
+}
+
+export interface OutboxRecord {
+  id: string
+  /** What produced it (`${sessionId}:${toolCallId}`, or a turn's id): a replayed producer finds
+   *  its record instead of sending twice. */
+  origin: string
+  conversation: string
+  text: string
+  status: "pending" | "delivered" | "failed"
+  attempts: number
+  createdAt: string
+  /** The platform's id for the sent message; a record with one is never sent again. */
+  messageId?: string
+  nextAttemptAt?: string
+  error?: string
+}

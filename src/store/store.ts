@@ -1,0 +1,102 @@
+import { decodeTime, encodeTime, monotonicFactory } from "ulid"
+import type { HistoryMessage, HistoryReader } from "../tool/services.ts"
+import { Db } from "./db.ts"
+import type { ConversationRecord, InboxEvent, MessageRecord, OutboxRecord, SessionRecord, TaskRecord } from "./records.ts"
+
+/** Ids sort in creation order, even within one millisecond. */
+export const newId = monotonicFactory()
+
+/** Conversation ids contain ":" and may be prefixes of each other (a thread of a channel);
+ *  encoding them keeps one conversation's key range from containing another's. */
+const enc = encodeURIComponent
+
+/**
+ * Steward's state: one record per task, session, message, inbox event, outbox entry and
+ * history line. Keys are laid out so that what is read together is one range scan.
+ */
+export class Store implements HistoryReader {
+  private constructor(readonly db: Db) {}
+
+  static async open(dataDir: string): Promise<Store> {
+    return new Store(await Db.open(dataDir))
+  }
+
+  close(): Promise<void> {
+    return this.db.close()
+  }
+
+  /** Writes every record given, in one atomic statement (see Db.write). */
+  save(records: Partial<StoredRecords>): Promise<void> {
+    const entries: Array<[string, unknown]> = []
+    for (const task of records.tasks ?? []) entries.push([`task/${task.id}`, task])
+    for (const session of records.sessions ?? []) entries.push([`session/${session.id}`, session])
+    for (const message of records.messages ?? []) entries.push([`msg/${message.sessionId}/${message.id}`, message])
+    for (const event of records.events ?? []) entries.push([`event/${event.id}`, event])
+    for (const id of records.eventsDone ?? []) entries.push([`event/${id}`, null])
+    for (const conversation of records.conversations ?? []) entries.push([`conv/${enc(conversation.id)}`, conversation])
+    for (const entry of records.outbox ?? []) entries.push([`outbox/${entry.id}`, entry])
+    for (const line of records.history ?? []) entries.push([`hist/${enc(line.conversation)}/${line.id}`, line])
+    return this.db.write(entries)
+  }
+
+  tasks(): Promise<TaskRecord[]> {
+    return this.db.scan("task/")
+  }
+  events(): Promise<InboxEvent[]> {
+    return this.db.scan("event/")
+  }
+  outbox(): Promise<OutboxRecord[]> {
+    return this.db.scan("outbox/")
+  }
+  conversation(id: string): Promise<ConversationRecord | undefined> {
+    return this.db.get(`conv/${enc(id)}`)
+  }
+  session(id: string): Promise<SessionRecord | undefined> {
+    return this.db.get(`session/${id}`)
+  }
+  messages(sessionId: string): Promise<MessageRecord[]> {
+    return this.db.scan(`msg/${sessionId}/`)
+  }
+
+  async recent(conversation: string, count: number, offset: number): Promise<HistoryMessage[]> {
+    const lines = await this.db.scan<HistoryLine>(`hist/${enc(conversation)}/`, { desc: true, limit: count, offset })
+    return lines.reverse().map(toMessage)
+  }
+
+  async between(conversation: string, after: Date, before: Date): Promise<HistoryMessage[]> {
+    // History ids are ULIDs of their creation time, so a time window is a key range.
+    const lines = await this.db.scan<HistoryLine>(`hist/${enc(conversation)}/`, {
+      from: encodeTime(Math.max(0, after.getTime())),
+      to: `${encodeTime(Math.max(0, before.getTime()))}\uffff`,
+    })
+    return lines
+      .filter((line) => {
+        const at = decodeTime(line.id)
+        return at >= after.getTime() && at <= before.getTime()
+      })
+      .map(toMessage)
+  }
+}
+
+/** A user message or a reply, kept per conversation for the history tools. */
+export interface HistoryLine {
+  id: string
+  conversation: string
+  role: "user" | "assistant"
+  text: string
+}
+
+export interface StoredRecords {
+  tasks: TaskRecord[]
+  sessions: SessionRecord[]
+  messages: MessageRecord[]
+  events: InboxEvent[]
+  eventsDone: string[]
+  conversations: ConversationRecord[]
+  outbox: OutboxRecord[]
+  history: HistoryLine[]
+}
+
+function toMessage(line: HistoryLine): HistoryMessage {
+  return { role: line.role, text: line.text, createdAt: new Date(decodeTime(line.id)).toISOString() }
+}

@@ -1,0 +1,20 @@
+import type { TaskRecord } from "../store/records.ts"
+
+/**
+ * What the Teller is woken with when a batch ends: every task's id, status and result, and
+ * its session id (seed 000's <task_metadata>) so the work can be continued with session_id.
+ */
+export function reportText(batch: readonly TaskRecord[]): string {
+  const tasks = batch.map((task) =>
+    [
+      `<task id="${task.id}" agent="${task.agent}" status="${task.status}">`,
+      `Prompt: ${task.prompt}`,
+      task.status === "completed" ? (task.result || "(no output)") : `Error: ${task.error ?? task.status}`,
+      "<task_metadata>",
+      `session_id: ${task.sessionId}`,
+      "</task_metadata>",
+      "</task>",
+    ].join("\n"),
+  )
+  return ["<task-results>", ...tasks, "</task-results>"].join("\n")
+}

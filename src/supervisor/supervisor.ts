@@ -1,0 +1,439 @@
+import { EventEmitter } from "node:events"
+import type { LanguageModel } from "ai"
+import type { Logger } from "pino"
+import { DEFAULT_WORKER, environment, type Agent, type Agents } from "../agent/agents.ts"
+import { runLoop, toolCalls, type LoopInput, type LoopOutcome } from "../agent/loop.ts"
+import type { InboundMessage, ProgressUpdate } from "../channel/channel.ts"
+import type { Config } from "../config/config.ts"
+import { disabled, type Ruleset } from "../permission/permission.ts"
+import { TERMINAL, type InboxEvent, type SessionRecord, type TaskRecord, type TaskStatus, type ToolSummary } from "../store/records.ts"
+import { newId, type Store } from "../store/store.ts"
+import type { DelegateRequest, ListTasksFilter, MemoryService, Services, TaskSummary } from "../tool/services.ts"
+import type { Role, ToolContext, ToolDefinition } from "../tool/tool.ts"
+import type { Outbox } from "./outbox.ts"
+import { TaskQueue } from "./queue.ts"
+import { reportText } from "./report.ts"
+import { Sessions, type Session } from "./sessions.ts"
+
+/** A Teller turn interrupted this many times (crashes while it ran) is given up with an apology. */
+const MAX_TURN_ATTEMPTS = 3
+/** A task found running at start-up is re-queued once; crashing again fails it. */
+const MAX_TASK_ATTEMPTS = 2
+
+export interface SupervisorDeps {
+  config: Config
+  store: Store
+  outbox: Outbox
+  agents: Agents
+  /** The model for an agent: its own (front matter) or its role's. */
+  model: (agent: Agent) => LanguageModel
+  tools: readonly ToolDefinition[]
+  rules: Record<Role, Ruleset>
+  memory: MemoryService & { recordCompaction(user: string, summary: string): Promise<void> }
+  log: Logger
+}
+
+interface Conversation {
+  id: string
+  user: string
+  /** Events not yet handled, in arrival order. */
+  events: InboxEvent[]
+  busy: boolean
+}
+
+class Cancelled extends Error {}
+class TimedOut extends Error {}
+
+/**
+ * Plain code, no model: owns every queue, timer and state change. Each change is written to
+ * the store before it is acted on, and `start()` rebuilds the queues from the store.
+ */
+export class Supervisor implements Services {
+  readonly workspaceDir: string
+  readonly history: Store
+  readonly memory: SupervisorDeps["memory"]
+  /** "progress" (conversation, ProgressUpdate) for channels; "change" whenever work moves. */
+  readonly events = new EventEmitter()
+
+  private tasks = new Map<string, TaskRecord>()
+  private byOrigin = new Map<string, string>()
+  private workerQueue = new TaskQueue()
+  private plannerQueue = new TaskQueue()
+  private running = new Map<string, AbortController>()
+  private progress = new Map<string, ToolSummary[]>()
+  private conversations = new Map<string, Conversation>()
+  private sessions: Sessions
+  private stopping = false
+
+  constructor(private readonly deps: SupervisorDeps) {
+    this.workspaceDir = `${deps.config.dataDir}/workspace`
+    this.history = deps.store
+    this.memory = deps.memory
+    this.sessions = new Sessions(deps.store)
+  }
+
+  // ── start-up ────────────────────────────────────────────────────────────────
+
+  async start(): Promise<void> {
+    const interrupted: TaskRecord[] = []
+    for (const task of await this.deps.store.tasks()) {
+      this.track(task)
+      if (task.status === "running") interrupted.push(task)
+    }
+    for (const task of interrupted) {
+      const failed = task.attempts >= MAX_TASK_ATTEMPTS
+      const update: TaskRecord = failed
+        ? { ...task, status: "failed", error: `interrupted ${task.attempts} times by a restart`, endedAt: now() }
+        : { ...task, status: "queued" }
+      await this.deps.store.save({ tasks: [update] })
+      this.track(update)
+      this.deps.log.warn({ task: task.id, failed }, "task was running when Steward stopped")
+    }
+    for (const task of this.tasks.values()) if (task.status === "queued") this.queueOf(task).push(task.id, task.priority)
+    for (const task of this.tasks.values()) if (task.role === "planner" && TERMINAL.has(task.status)) await this.reportIfDone(task)
+    for (const event of await this.deps.store.events()) this.conversation(event.conversation, event.user).events.push(event)
+    this.dispatch()
+    for (const conversation of this.conversations.values()) this.pump(conversation)
+  }
+
+  /** Aborts running work; what was running is resumed by the next start. */
+  async stop(): Promise<void> {
+    this.stopping = true
+    for (const controller of this.running.values()) controller.abort(new Error("Steward is stopping"))
+  }
+
+  /** Resolves once nothing is queued, running or waiting to be sent. */
+  idle(): Promise<void> {
+    return new Promise((resolve) => {
+      const check = () => {
+        if (this.busy) return
+        this.events.off("change", check)
+        resolve()
+      }
+      this.events.on("change", check)
+      check()
+    })
+  }
+
+  get busy(): boolean {
+    return (
+      this.running.size > 0 ||
+      this.workerQueue.size > 0 ||
+      this.plannerQueue.size > 0 ||
+      [...this.conversations.values()].some((c) => c.busy || c.events.length > 0) ||
+      this.deps.outbox.busy
+    )
+  }
+
+  // ── inbound: Teller turns ───────────────────────────────────────────────────
+
+  /** Accepts a chat message. Returns false (and stores nothing) for a user who is not allowed. */
+  async inbound(message: InboundMessage): Promise<boolean> {
+    const { allowedUsers } = this.deps.config
+    if (!allowedUsers.anyone && !allowedUsers.users.has(message.user)) {
+      this.deps.log.warn({ user: message.user, conversation: message.conversation }, "message from a user who is not allowed; ignored")
+      return false
+    }
+    const event: InboxEvent = { id: newId(), conversation: message.conversation, user: message.user, kind: "user_message", text: message.text, createdAt: now(), attempts: 0 }
+    await this.deps.store.save({ events: [event], history: [{ id: event.id, conversation: event.conversation, role: "user", text: event.text }] })
+    this.enqueueEvent(event)
+    return true
+  }
+
+  private enqueueEvent(event: InboxEvent): void {
+    const conversation = this.conversation(event.conversation, event.user)
+    conversation.events.push(event)
+    this.pump(conversation)
+  }
+
+  private conversation(id: string, user: string): Conversation {
+    let conversation = this.conversations.get(id)
+    if (!conversation) {
+      conversation = { id, user, events: [], busy: false }
+      this.conversations.set(id, conversation)
+    }
+    return conversation
+  }
+
+  /** Turns of one conversation run one at a time, in arrival order. */
+  private pump(conversation: Conversation): void {
+    if (conversation.busy || conversation.events.length === 0 || this.stopping) return
+    conversation.busy = true
+    this.turn(conversation)
+      .catch((error) => this.deps.log.error({ err: error, conversation: conversation.id }, "turn failed unexpectedly"))
+      .finally(() => {
+        conversation.busy = false
+        this.changed()
+        this.pump(conversation)
+      })
+  }
+
+  private async turn(conversation: Conversation): Promise<void> {
+    const first = conversation.events[0]!
+    const attempt = { ...first, attempts: first.attempts + 1 }
+    await this.deps.store.save({ events: [attempt] })
+    conversation.events[0] = attempt
+    const session = await this.tellerSession(conversation)
+    if (attempt.attempts > MAX_TURN_ATTEMPTS) {
+      conversation.events.shift()
+      await this.deps.store.save({ eventsDone: [attempt.id] })
+      await this.deps.outbox.add(conversation.id, "Sorry — I kept failing while handling your last message, so I stopped. Please send it again.", `giveup:${attempt.id}`)
+      return
+    }
+    const consumed: InboxEvent[] = []
+    const takeInput = () => {
+      const taken = conversation.events.splice(0, conversation.events.length)
+      consumed.push(...taken)
+      return taken.filter((event) => !session.has(event.id)).map((event) => ({ eventId: event.id, text: event.text, fromUser: event.kind === "user_message" }))
+    }
+    const turnStart = session.records.length
+    const controller = new AbortController()
+    let outcome: LoopOutcome
+    try {
+      this.running.set(`turn:${conversation.id}`, controller)
+      outcome = await this.run(this.deps.agents.teller, session, controller.signal, { conversation: conversation.id, user: conversation.user }, takeInput)
+    } catch (error) {
+      if (this.stopping) {
+        // Left pending: the next start replays the turn from the log.
+        conversation.events.unshift(...consumed)
+        return
+      }
+      this.deps.log.error({ err: error, conversation: conversation.id }, "Teller turn failed")
+      outcome = { status: "done", text: "" }
+      await this.deps.outbox.add(conversation.id, `Sorry — I could not answer that: ${errorText(error)}`, `error:${consumed[0]?.id ?? first.id}`)
+    } finally {
+      this.running.delete(`turn:${conversation.id}`)
+    }
+    if (outcome.status === "done" && outcome.text && !this.repliedSince(session, turnStart, consumed)) {
+      // A turn that ends in plain text without calling reply still answers the user.
+      await this.deps.outbox.add(conversation.id, outcome.text, `final:${session.records.at(-1)!.id}`)
+    }
+    await this.deps.store.save({ eventsDone: consumed.map((event) => event.id) })
+  }
+
+  /** Did the Teller call reply during this turn (including before a crash that replayed it)? */
+  private repliedSince(session: Session, turnStart: number, consumed: InboxEvent[]): boolean {
+    const firstEvent = session.records.findIndex((record) => consumed.some((event) => event.id === record.eventId))
+    const from = firstEvent >= 0 ? Math.min(firstEvent, turnStart) : turnStart
+    return session.records.slice(from).some((record) => toolCalls(record.message).some((call) => call.toolName === "reply"))
+  }
+
+  private async tellerSession(conversation: Conversation): Promise<Session> {
+    let record = await this.deps.store.conversation(conversation.id)
+    if (!record) {
+      record = { id: conversation.id, user: conversation.user, tellerSessionId: newId() }
+      await this.deps.store.save({ conversations: [record] })
+    }
+    return this.sessions.open({ id: record.tellerSessionId, role: "teller", agent: "teller", conversation: conversation.id, user: conversation.user, createdAt: now() })
+  }
+
+  // ── tasks ───────────────────────────────────────────────────────────────────
+
+  async delegate(ctx: ToolContext, request: DelegateRequest): Promise<{ taskId: string }> {
+    const origin = `${ctx.sessionId}:${ctx.callId}`
+    const known = this.byOrigin.get(origin) ?? this.tasks.get(ctx.taskId ?? "")?.staged?.find((t) => t.origin === origin)?.id
+    if (known) return { taskId: known }
+    const role = ctx.role === "teller" ? "planner" : "worker"
+    const continued = request.sessionId ? await this.sessions.exists(request.sessionId) : undefined
+    const task: TaskRecord = {
+      id: newId(),
+      role,
+      agent: role === "planner" ? "planner" : (request.worker ?? DEFAULT_WORKER),
+      type: request.type,
+      condition: request.condition,
+      prompt: request.prompt,
+      priority: request.priority,
+      timeout: request.timeout,
+      status: "queued",
+      conversation: ctx.conversation,
+      user: ctx.user,
+      parentSessionId: ctx.sessionId,
+      // An unknown or foreign session id starts fresh rather than failing the call.
+      sessionId: continued && continued.conversation === ctx.conversation && continued.role === role ? continued.id : newId(),
+      origin,
+      attempts: 0,
+      createdAt: now(),
+    }
+    if (role === "worker") {
+      // Staged in the Planner's record; committed only when the Planner succeeds.
+      const planner = this.tasks.get(ctx.taskId!)!
+      const update = { ...planner, staged: [...(planner.staged ?? []), task] }
+      await this.deps.store.save({ tasks: [update] })
+      this.track(update)
+      return { taskId: task.id }
+    }
+    await this.deps.store.save({ tasks: [task] })
+    this.track(task)
+    this.plannerQueue.push(task.id, task.priority)
+    this.dispatch()
+    return { taskId: task.id }
+  }
+
+  async listTasks(ctx: ToolContext, filter: ListTasksFilter): Promise<TaskSummary[]> {
+    const statuses: TaskStatus[] = filter.scope === "queue" ? ["queued"] : filter.scope === "running" ? ["running"] : filter.scope === "all" ? ["queued", "running"] : []
+    return [...this.tasks.values()]
+      .filter((task) => task.conversation === ctx.conversation && statuses.includes(task.status) && (!filter.role || task.role === filter.role))
+      .map((task) => ({ id: task.id, type: task.role === "planner" ? "planner" : task.type, prompt: task.prompt.slice(0, 100), priority: task.priority, status: task.status, createdAt: task.createdAt }))
+  }
+
+  /** Cancels a queued task of the caller's conversation; a running one is not touched (seed 002). */
+  async cancelTask(ctx: ToolContext, taskId: string): Promise<boolean> {
+    const task = this.tasks.get(taskId)
+    if (!task || task.conversation !== ctx.conversation || task.status !== "queued") return false
+    await this.finish(task, { status: "cancelled", error: "cancelled before it started" })
+    return true
+  }
+
+  /** Aborts a task and, through their parent link, every task it committed. */
+  async abort(taskId: string, reason = "cancelled"): Promise<boolean> {
+    const task = this.tasks.get(taskId)
+    if (!task || TERMINAL.has(task.status)) return false
+    for (const child of this.tasks.values()) if (child.parentTaskId === taskId) await this.abort(child.id, reason)
+    if (task.status === "running") this.running.get(task.id)?.abort(new Cancelled(reason))
+    else await this.finish(task, { status: "cancelled", error: reason })
+    return true
+  }
+
+  async reply(ctx: ToolContext, text: string): Promise<void> {
+    await this.deps.outbox.add(ctx.conversation, text, `${ctx.sessionId}:${ctx.callId}`)
+  }
+
+  private track(task: TaskRecord): void {
+    this.tasks.set(task.id, task)
+    this.byOrigin.set(task.origin, task.id)
+  }
+
+  private queueOf(task: TaskRecord): TaskQueue {
+    return task.role === "planner" ? this.plannerQueue : this.workerQueue
+  }
+
+  private dispatch(): void {
+    if (this.stopping) return
+    const limit = this.deps.config.workerConcurrency
+    for (const [queue, role] of [[this.workerQueue, "worker"], [this.plannerQueue, "planner"]] as const) {
+      const running = () => [...this.running.keys()].filter((id) => this.tasks.get(id)?.role === role).length
+      while (queue.size > 0 && running() < limit) {
+        const task = this.tasks.get(queue.shift()!)
+        if (task?.status === "queued") this.execute(task)
+      }
+    }
+    this.changed()
+  }
+
+  private execute(queued: TaskRecord): void {
+    const controller = new AbortController()
+    this.running.set(queued.id, controller)
+    const seconds = queued.timeout ?? this.deps.config.timeouts[queued.role]
+    const timer = setTimeout(() => controller.abort(new TimedOut(`timed out after ${seconds} s`)), seconds * 1000)
+    const task: TaskRecord = { ...queued, status: "running", attempts: queued.attempts + 1, startedAt: now() }
+    this.deps.store
+      .save({ tasks: [task] })
+      .then(async () => {
+        this.track(task)
+        const agent = task.role === "planner" ? this.deps.agents.planner : this.deps.agents.workers.get(task.agent)
+        if (!agent) throw new Error(`unknown worker type "${task.agent}"`)
+        const session = await this.sessions.open({ id: task.sessionId, role: task.role, agent: task.agent, parentId: task.parentSessionId, conversation: task.conversation, user: task.user, createdAt: now() })
+        const takeInput = () => (session.has(task.id) ? [] : [{ eventId: task.id, text: task.prompt, fromUser: true }])
+        return this.run(agent, session, controller.signal, task, takeInput, task.id)
+      })
+      .then(
+        (outcome) => this.finish(this.tasks.get(task.id)!, { status: "completed", result: outcome.status === "done" ? outcome.text : "" }),
+        (error) => {
+          if (this.stopping) return // stays "running" on disk: the next start re-queues it
+          const reason = controller.signal.reason
+          const status: TaskStatus = reason instanceof TimedOut ? "timed_out" : reason instanceof Cancelled ? "cancelled" : "failed"
+          return this.finish(this.tasks.get(task.id)!, { status, error: controller.signal.aborted ? errorText(reason) : errorText(error) })
+        },
+      )
+      .catch((error) => this.deps.log.error({ err: error, task: task.id }, "could not record the end of a task"))
+      .finally(() => {
+        clearTimeout(timer)
+        this.running.delete(task.id)
+        this.sessions.forget(task.sessionId)
+        this.dispatch()
+      })
+  }
+
+  /** Records a task's end; a Planner's success commits its staged worker tasks in the same write. */
+  private async finish(task: TaskRecord, end: Pick<TaskRecord, "status"> & Partial<Pick<TaskRecord, "result" | "error">>): Promise<void> {
+    this.queueOf(task).remove(task.id)
+    const committed = end.status === "completed" ? (task.staged ?? []).map((child) => ({ ...child, parentTaskId: task.id, createdAt: now() })) : []
+    const update: TaskRecord = { ...task, ...end, endedAt: now(), staged: undefined, children: task.role === "planner" ? committed.map((c) => c.id) : undefined }
+    await this.deps.store.save({ tasks: [update, ...committed] })
+    this.track(update)
+    for (const child of committed) {
+      this.track(child)
+      this.workerQueue.push(child.id, child.priority)
+    }
+    this.progress.delete(task.id)
+    this.events.emit("progress", task.conversation, { taskId: task.id, agent: task.agent, state: "done", tools: [] } satisfies ProgressUpdate)
+    this.deps.log.info({ task: task.id, role: task.role, status: update.status, committed: committed.length }, "task ended")
+    const head = task.parentTaskId ? this.tasks.get(task.parentTaskId) : update
+    if (head) await this.reportIfDone(head)
+    this.dispatch()
+  }
+
+  /** Wakes the Teller once, when a Planner task and every worker task it committed have ended. */
+  private async reportIfDone(head: TaskRecord): Promise<void> {
+    if (head.role !== "planner" || head.reported || !TERMINAL.has(head.status)) return
+    const batch = [head, ...(head.children ?? []).map((id) => this.tasks.get(id)!)]
+    if (batch.some((task) => !task || !TERMINAL.has(task.status))) return
+    const event: InboxEvent = { id: newId(), conversation: head.conversation, user: head.user, kind: "task_results", text: reportText(batch), createdAt: now(), attempts: 0 }
+    const update = { ...head, reported: true }
+    await this.deps.store.save({ tasks: [update], events: [event] })
+    this.track(update)
+    this.enqueueEvent(event)
+  }
+
+  // ── running an agent ────────────────────────────────────────────────────────
+
+  private run(
+    agent: Agent,
+    session: Session,
+    signal: AbortSignal,
+    where: { conversation: string; user: string },
+    takeInput: LoopInput["takeInput"],
+    taskId?: string,
+  ): Promise<LoopOutcome> {
+    const role = agent.role as Role
+    const { config, rules } = this.deps
+    const allowed = this.deps.tools.filter((tool) => !disabled([tool.id], rules[role]).has(tool.id) && (!agent.tools || agent.tools.includes(tool.id)))
+    const model = this.deps.model(agent)
+    return runLoop({
+      model,
+      system: `${agent.prompt}\n\n${environment(new Date(), where)}`,
+      compactionSystem: this.deps.agents.compaction.prompt,
+      tools: allowed,
+      rules: rules[role],
+      log: session,
+      context: { role, agent: agent.name, conversation: where.conversation, user: where.user, sessionId: session.info.id, taskId, abort: signal, services: this },
+      maxSteps: config.maxSteps[role],
+      maxRetries: config.maxRetries,
+      usableTokens: config.context.contextTokens - config.context.outputTokens,
+      takeInput,
+      onTool: taskId ? (summary) => this.onTool(taskId, summary) : undefined,
+      // Compaction must not make anything said before it unsearchable.
+      onCompacted: role === "teller" ? (summary) => this.memory.recordCompaction(where.user, summary) : undefined,
+    })
+  }
+
+  private onTool(taskId: string, summary: ToolSummary): void {
+    const task = this.tasks.get(taskId)
+    if (!task) return
+    const tools = (this.progress.get(taskId) ?? []).filter((t) => t.id !== summary.id).concat(summary)
+    this.progress.set(taskId, tools)
+    this.events.emit("progress", task.conversation, { taskId, agent: task.agent, state: "running", tools } satisfies ProgressUpdate)
+  }
+
+  private changed(): void {
+    this.events.emit("change")
+  }
+}
+
+function now(): string {
+  return new Date().toISOString()
+}
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error)
+}

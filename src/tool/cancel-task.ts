@@ -1,0 +1,11 @@
+import { z } from "zod"
+import { defineTool } from "./tool.ts"
+
+export const cancelTaskTool = defineTool({
+  id: "cancel_task",
+  description: "Cancel a queued task of this conversation (or remove a trigger). A running task is not affected. Returns {success}.",
+  parameters: z.object({ taskId: z.string().min(1) }),
+  async execute(args, ctx) {
+    return { success: await ctx.services.cancelTask(ctx, args.taskId) }
+  },
+})

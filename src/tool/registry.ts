@@ -1,0 +1,15 @@
+import type { WorkerType } from "./delegate.ts"
+import { cancelTaskTool } from "./cancel-task.ts"
+import { createDelegateTool } from "./delegate.ts"
+import { fetchUrlTool } from "./fetch-url.ts"
+import { listFilesTool } from "./list-files.ts"
+import { listTasksTool } from "./list-tasks.ts"
+import { readFileTool } from "./read-file.ts"
+import { replyTool } from "./reply.ts"
+import type { ToolDefinition } from "./tool.ts"
+import { writeFileTool } from "./write-file.ts"
+
+/** Every tool Steward has. Which role is offered which is decided by the permission rules. */
+export function allTools(workers: readonly WorkerType[]): ToolDefinition[] {
+  return [createDelegateTool(workers), replyTool, listTasksTool, cancelTaskTool, fetchUrlTool, readFileTool, writeFileTool, listFilesTool] as ToolDefinition[]
+}

@@ -1,0 +1,425 @@
+import { afterEach, describe, expect, it } from "vitest"
+import { byRole, contentText, sequence, type ChatRequest, type Reply } from "./fakes/model-server.ts"
+import { startHarness, type Harness } from "./support/harness.ts"
+
+let harness: Harness | undefined
+afterEach(async () => {
+  await harness?.close()
+  harness = undefined
+})
+
+/** The request answers tool results (rather than a new message). */
+const afterTool = (req: ChatRequest) => req.messages.at(-1)?.role === "tool"
+const say = (text: string): Reply => ({ toolCalls: [{ name: "reply", args: { text } }] })
+const done: Reply = { text: "" }
+
+/** A Teller that replies once to each user message and once to each batch of task results. */
+function echoTeller(req: ChatRequest): Reply {
+  if (afterTool(req)) return done
+  if (req.lastUserText.includes("<task-results>")) return say(`results: ${req.lastUserText.match(/status="\w+"/g)?.join(" ")}`)
+  return say(`you said: ${req.lastUserText}`)
+}
+
+/** Like echoTeller, but every user message is also delegated to the Planner. */
+function delegatingTeller(req: ChatRequest): Reply {
+  if (afterTool(req) || req.lastUserText.includes("<task-results>")) return echoTeller(req)
+  return { toolCalls: [{ name: "reply", args: { text: `you said: ${req.lastUserText}` } }, { name: "delegate", args: { prompt: req.lastUserText } }] }
+}
+
+function deferred<T = void>() {
+  let resolve!: (value: T) => void
+  const promise = new Promise<T>((r) => (resolve = r))
+  return { promise, resolve }
+}
+
+describe("Supervisor", () => {
+  it("answers a Teller-only turn once, through the reply tool", async () => {
+    harness = await startHarness(byRole({ teller: echoTeller }))
+    await harness.channel.say("hello")
+    const sent = await harness.channel.waitForSent(1)
+    expect(sent[0]!.text).toBe("you said: hello")
+    await harness.app.supervisor.idle()
+    expect(harness.channel.sent).toHaveLength(1)
+  })
+
+  it("delivers a turn's final text when the Teller did not call reply", async () => {
+    harness = await startHarness(byRole({ teller: () => ({ text: "plain answer" }) }))
+    await harness.channel.say("hi")
+    expect((await harness.channel.waitForSent(1))[0]!.text).toBe("plain answer")
+    await harness.app.supervisor.idle()
+    expect(harness.channel.sent).toHaveLength(1)
+  })
+
+  it("never lets a stranger's message reach a model or the store", async () => {
+    harness = await startHarness(byRole({ teller: echoTeller }))
+    await harness.channel.say("let me in", "test:c9", "test:u9")
+    await harness.app.supervisor.idle()
+    expect(harness.server.requests).toHaveLength(0)
+    expect(await harness.app.store.recent("test:c9", 10, 0)).toEqual([])
+  })
+
+  it("runs a full delegate round trip and wakes the Teller once with every result", async () => {
+    harness = await startHarness(
+      byRole({
+        teller: delegatingTeller,
+        planner: (req) =>
+          !afterTool(req)
+            ? { toolCalls: [{ name: "delegate", args: { prompt: "part A" } }, { name: "delegate", args: { prompt: "part B", priority: 9 } }] }
+            : { text: "dispatched two workers" },
+        worker: (req) => ({ text: `done with ${req.lastUserText}` }),
+      }),
+    )
+    await harness.channel.say("do the thing")
+    const sent = await harness.channel.waitForSent(2)
+    await harness.app.supervisor.idle()
+    expect(sent.map((m) => m.text)).toEqual(["you said: do the thing", 'results: status="completed" status="completed" status="completed"'])
+    const report = harness.server.requests.find((r) => r.role === "teller" && contentText(r.body.messages.at(-1)!.content).startsWith("<task-results>"))!
+    const text = contentText(report.body.messages.at(-1)!.content)
+    expect(text).toContain("done with part A")
+    expect(text).toContain("done with part B")
+    expect(text).toContain("session_id:")
+    expect(harness.channel.sent).toHaveLength(2)
+  })
+
+  it("takes one conversation's messages in order and injects one that arrives mid-turn", async () => {
+    const release = deferred()
+    let tellerCalls = 0
+    harness = await startHarness(
+      byRole({
+        teller: async (req) => {
+          tellerCalls++
+          if (tellerCalls === 1) {
+            await release.promise
+            return { toolCalls: [{ name: "list_tasks", args: {} }] }
+          }
+          if (req.lastToolResults.some((r) => r.toolName === "reply")) return done
+          return say(`seen: ${req.messages.filter((m) => m.role === "user").map((m) => JSON.stringify(m.content)).join(" | ")}`)
+        },
+      }),
+    )
+    await harness.channel.say("first")
+    await harness.server.waitForRequests(1)
+    await harness.channel.say("second")
+    release.resolve()
+    const [reply] = await harness.channel.waitForSent(1)
+    expect(reply!.text).toMatch(/first.*<system-reminder>.*second/)
+    await harness.app.supervisor.idle()
+    expect(harness.channel.sent).toHaveLength(1)
+  })
+
+  it("runs different conversations concurrently", async () => {
+    const release = deferred()
+    harness = await startHarness(
+      byRole({
+        teller: async (req) => {
+          if (afterTool(req)) return done
+          if (req.lastUserText === "slow") await release.promise
+          return say(req.lastUserText)
+        },
+      }),
+    )
+    await harness.channel.say("slow", "test:c1")
+    await harness.server.waitForRequests(1)
+    await harness.channel.say("fast", "test:c2", "test:u2")
+    expect((await harness.channel.waitForSent(1))[0]!.text).toBe("fast")
+    release.resolve()
+    await harness.channel.waitForSent(2)
+  })
+
+  it("runs worker tasks by priority, first-in first-out within a priority, within the concurrency limit", async () => {
+    const order: string[] = []
+    harness = await startHarness(
+      byRole({
+        teller: delegatingTeller,
+        planner: (req) =>
+          !afterTool(req)
+            ? {
+                toolCalls: [
+                  { name: "delegate", args: { prompt: "low", priority: 1 } },
+                  { name: "delegate", args: { prompt: "high-1", priority: 9 } },
+                  { name: "delegate", args: { prompt: "mid", priority: 5 } },
+                  { name: "delegate", args: { prompt: "high-2", priority: 9 } },
+                ],
+              }
+            : { text: "ok" },
+        worker: (req) => {
+          order.push(req.lastUserText)
+          return { text: "ok" }
+        },
+      }),
+      { WORKER_CONCURRENCY: "1" },
+    )
+    await harness.channel.say("go")
+    await harness.channel.waitForSent(2)
+    expect(order).toEqual(["high-1", "high-2", "mid", "low"])
+  })
+
+  it("commits a Planner's worker tasks only when it succeeds: all or none", async () => {
+    harness = await startHarness(
+      byRole({
+        teller: delegatingTeller,
+        planner: sequence({ toolCalls: [{ name: "delegate", args: { prompt: "never runs" } }] }, { error: { status: 400, message: "the planner broke" } }),
+        worker: () => {
+          throw new Error("no worker may run")
+        },
+      }),
+    )
+    await harness.channel.say("plan it")
+    const sent = await harness.channel.waitForSent(2)
+    expect(sent[1]!.text).toBe('results: status="failed"')
+    expect(harness.server.requests.some((r) => r.role === "worker")).toBe(false)
+    const tasks = await harness.app.store.tasks()
+    expect(tasks.map((t) => [t.role, t.status])).toEqual([["planner", "failed"]])
+  })
+
+  it("aborts a task that runs past its timeout and reports it as timed_out", async () => {
+    harness = await startHarness(
+      byRole({
+        teller: delegatingTeller,
+        planner: (req) => (!afterTool(req) ? { toolCalls: [{ name: "delegate", args: { prompt: "slow job", timeout: 1 } }] } : { text: "ok" }),
+        worker: () => ({ hang: true }),
+      }),
+    )
+    await harness.channel.say("go")
+    const sent = await harness.channel.waitForSent(2)
+    expect(sent[1]!.text).toBe('results: status="completed" status="timed_out"')
+    const worker = (await harness.app.store.tasks()).find((t) => t.role === "worker")!
+    expect(worker.error).toMatch(/timed out after 1 s/)
+  })
+
+  it("reports a task whose model keeps failing, instead of ending silently", async () => {
+    harness = await startHarness(
+      byRole({
+        teller: delegatingTeller,
+        planner: (req) => (!afterTool(req) ? { toolCalls: [{ name: "delegate", args: { prompt: "job" } }] } : { text: "ok" }),
+        worker: () => ({ error: { status: 503, message: "overloaded", retryAfterMs: 1 } }),
+      }),
+    )
+    await harness.channel.say("go")
+    const sent = await harness.channel.waitForSent(2)
+    expect(sent[1]!.text).toBe('results: status="completed" status="failed"')
+    // MODEL_MAX_RETRIES=2 → three attempts
+    expect(harness.server.requests.filter((r) => r.role === "worker")).toHaveLength(3)
+  })
+
+  it("re-queues a task interrupted by a restart once, and reports the batch exactly once", async () => {
+    let workerCalls = 0
+    const started = deferred()
+    harness = await startHarness(
+      byRole({
+        teller: delegatingTeller,
+        planner: (req) => (!afterTool(req) ? { toolCalls: [{ name: "delegate", args: { prompt: "job" } }] } : { text: "ok" }),
+        worker: () => {
+          workerCalls++
+          if (workerCalls === 1) {
+            started.resolve()
+            return { hang: true }
+          }
+          return { text: "finished after restart" }
+        },
+      }),
+    )
+    await harness.channel.say("go")
+    await started.promise
+    await harness.restart()
+    const sent = await harness.channel.waitForSent(1)
+    await harness.app.supervisor.idle()
+    expect(sent[0]!.text).toBe('results: status="completed" status="completed"')
+    expect(harness.channel.sent).toHaveLength(1)
+    const worker = (await harness.app.store.tasks()).find((t) => t.role === "worker")!
+    expect(worker).toMatchObject({ status: "completed", attempts: 2, result: "finished after restart" })
+  })
+
+  it("fails a task that was interrupted twice", async () => {
+    const started = deferred()
+    harness = await startHarness(
+      byRole({
+        teller: delegatingTeller,
+        planner: (req) => (!afterTool(req) ? { toolCalls: [{ name: "delegate", args: { prompt: "job" } }] } : { text: "ok" }),
+        worker: () => {
+          started.resolve()
+          return { hang: true }
+        },
+      }),
+    )
+    await harness.channel.say("go")
+    await started.promise
+    await harness.restart()
+    await harness.server.waitForRequests(harness.server.requests.length + 1)
+    await harness.restart()
+    const sent = await harness.channel.waitForSent(1)
+    expect(sent[0]!.text).toBe('results: status="completed" status="failed"')
+    const worker = (await harness.app.store.tasks()).find((t) => t.role === "worker")!
+    expect(worker.error).toMatch(/interrupted 2 times/)
+  })
+
+  it("gives a malformed tool call's error to the model and carries on", async () => {
+    harness = await startHarness(
+      byRole({
+        teller: sequence({ toolCalls: [{ name: "reply", args: '{"text": "unterminated' }] }, (req) => say(`recovered after: ${req.lastToolResults[0]?.content.slice(0, 40)}`), done),
+      }),
+    )
+    await harness.channel.say("hi")
+    const sent = await harness.channel.waitForSent(1)
+    expect(sent[0]!.text).toMatch(/^recovered after: Invalid input for tool reply/)
+    await harness.app.supervisor.idle()
+    expect(harness.channel.sent).toHaveLength(1)
+  })
+
+  it("refuses planner-only delegate fields from the Teller with an error the model sees", async () => {
+    harness = await startHarness(
+      byRole({
+        teller: sequence({ toolCalls: [{ name: "delegate", args: { prompt: "x", priority: 9 } }] }, (req) => say(req.lastToolResults[0]!.content), done),
+      }),
+    )
+    await harness.channel.say("hi")
+    expect((await harness.channel.waitForSent(1))[0]!.text).toContain("Only the Planner may set priority")
+    expect(await harness.app.store.tasks()).toEqual([])
+  })
+
+  it("retries a failed send with backoff and delivers it exactly once", async () => {
+    harness = await startHarness(byRole({ teller: echoTeller }))
+    harness.channel.failures = 1
+    await harness.channel.say("hello")
+    await harness.channel.waitForSent(1)
+    await harness.app.supervisor.idle()
+    expect(harness.channel.sent.map((m) => m.text)).toEqual(["you said: hello"])
+    const [record] = await harness.app.store.outbox()
+    expect(record).toMatchObject({ status: "delivered", attempts: 2, messageId: "m1" })
+  })
+
+  it("lists and cancels only queued tasks of the caller's conversation", async () => {
+    const hold = deferred()
+    let listed = ""
+    harness = await startHarness(
+      byRole({
+        teller: async (req) => {
+          if (req.lastUserText === "status" && !afterTool(req)) return { toolCalls: [{ name: "list_tasks", args: {} }] }
+          if (afterTool(req)) {
+            if (req.lastToolResults[0]!.toolName === "list_tasks") {
+              listed = req.lastToolResults[0]!.content
+              const id = JSON.parse(listed).tasks.find((t: { status: string }) => t.status === "queued").id
+              return { toolCalls: [{ name: "cancel_task", args: { taskId: id } }, { name: "cancel_task", args: { taskId: "nope" } }] }
+            }
+            return done
+          }
+          return echoTeller(req)
+        },
+        planner: async (req) => {
+          if (afterTool(req)) return { text: "ok" }
+          if (req.lastUserText === "first") await hold.promise
+          return { text: "ok" }
+        },
+      }),
+      { WORKER_CONCURRENCY: "1" },
+    )
+    // Two planner tasks, one running (held) and one queued behind it.
+    await harness.app.supervisor.delegate(ctxFor(harness, "call-1"), { prompt: "first", type: "oneshot", priority: 5, timeout: null })
+    await harness.app.supervisor.delegate(ctxFor(harness, "call-2"), { prompt: "second", type: "oneshot", priority: 5, timeout: null })
+    await harness.server.waitForRequests(1)
+    await harness.channel.say("status")
+    await harness.channel.waitForSent(1)
+    expect(JSON.parse(listed).tasks.map((t: { prompt: string; status: string }) => [t.prompt, t.status])).toEqual([
+      ["first", "running"],
+      ["second", "queued"],
+    ])
+    const cancelResults = harness.server.requests.flatMap((r) => r.body.messages.filter((m) => m.role === "tool").map((m) => m.content))
+    expect(cancelResults).toContain('{"success":true}')
+    expect(cancelResults).toContain('{"success":false}')
+    // The cancelled task is reported like any other ending.
+    expect(harness.channel.sent.map((m) => m.text)).toContain('results: status="cancelled"')
+    hold.resolve()
+    await harness.app.supervisor.idle()
+    const statuses = (await harness.app.store.tasks()).map((t) => [t.prompt, t.status])
+    expect(statuses).toEqual([
+      ["first", "completed"],
+      ["second", "cancelled"],
+    ])
+  })
+
+  it("returns the same task for a delegate call replayed with the same call id", async () => {
+    harness = await startHarness(byRole({ teller: delegatingTeller, planner: () => ({ text: "ok" }) }))
+    const ctx = ctxFor(harness, "same-call")
+    const first = await harness.app.supervisor.delegate(ctx, { prompt: "p", type: "oneshot", priority: 5, timeout: null })
+    const second = await harness.app.supervisor.delegate(ctx, { prompt: "p", type: "oneshot", priority: 5, timeout: null })
+    expect(second.taskId).toBe(first.taskId)
+  })
+
+  it("aborting a task aborts the tasks it committed", async () => {
+    const started = deferred()
+    harness = await startHarness(
+      byRole({
+        teller: delegatingTeller,
+        planner: (req) => (!afterTool(req) ? { toolCalls: [{ name: "delegate", args: { prompt: "a" } }, { name: "delegate", args: { prompt: "b" } }] } : { text: "ok" }),
+        worker: () => {
+          started.resolve()
+          return { hang: true }
+        },
+      }),
+      { WORKER_CONCURRENCY: "1" },
+    )
+    await harness.channel.say("go")
+    await started.promise
+    const planner = (await harness.app.store.tasks()).find((t) => t.role === "planner")!
+    // The planner itself has ended; aborting its batch reaches the running and the queued worker.
+    expect(await harness.app.supervisor.abort(planner.id)).toBe(false)
+    for (const child of planner.children!) await harness.app.supervisor.abort(child)
+    const sent = await harness.channel.waitForSent(2)
+    expect(sent[1]!.text).toBe('results: status="completed" status="cancelled" status="cancelled"')
+  })
+
+  it("shows live progress of a task's tool calls", async () => {
+    harness = await startHarness(
+      byRole({
+        teller: delegatingTeller,
+        planner: (req) => (!afterTool(req) ? { toolCalls: [{ name: "delegate", args: { prompt: "list" } }] } : { text: "ok" }),
+        worker: (req) => (!afterTool(req) ? { toolCalls: [{ name: "list_files", args: {} }] } : { text: "empty" }),
+      }),
+    )
+    await harness.channel.say("go")
+    await harness.channel.waitForSent(2)
+    const states = harness.channel.progressUpdates.map((p) => [p.update.agent, p.update.state, p.update.tools.map((t) => t.status).join(",")])
+    expect(states).toContainEqual(["default", "running", "running"])
+    expect(states).toContainEqual(["default", "running", "completed"])
+    expect(states).toContainEqual(["default", "done", ""])
+  })
+
+  it("continues an earlier task session when delegate passes its session_id", async () => {
+    let firstSession = ""
+    harness = await startHarness(
+      byRole({
+        teller: (req) => {
+          if (afterTool(req)) return done
+          const match = req.lastUserText.match(/session_id: (\w+)/)
+          if (match && !firstSession) {
+            firstSession = match[1]!
+            return { toolCalls: [{ name: "delegate", args: { prompt: "second request", session_id: firstSession } }] }
+          }
+          if (match) return say("finished")
+          return { toolCalls: [{ name: "delegate", args: { prompt: "first request" } }] }
+        },
+        planner: (req) => ({ text: `planner saw ${req.messages.filter((m) => m.role === "user").length} user messages` }),
+      }),
+    )
+    await harness.channel.say("go")
+    await harness.channel.waitForSent(1)
+    const plannerRequests = harness.server.requests.filter((r) => r.role === "planner")
+    expect(plannerRequests).toHaveLength(2)
+    expect(JSON.stringify(plannerRequests[1]!.body)).toContain("first request")
+    const tasks = await harness.app.store.tasks()
+    expect(tasks[1]!.sessionId).toBe(tasks[0]!.sessionId)
+  })
+})
+
+function ctxFor(h: Harness, callId: string) {
+  return {
+    role: "teller" as const,
+    agent: "teller",
+    conversation: "test:c1",
+    user: "test:u1",
+    sessionId: "teller-session",
+    callId,
+    abort: new AbortController().signal,
+    services: h.app.supervisor,
+  }
+}

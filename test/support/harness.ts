@@ -1,0 +1,135 @@
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import pino from "pino"
+import { startApp, type App } from "../../src/app.ts"
+import type { Channel, InboundMessage, ProgressUpdate } from "../../src/channel/channel.ts"
+import { loadConfig, type Config } from "../../src/config/config.ts"
+import type { MemoryHit } from "../../src/tool/services.ts"
+import { startModelServer, type ModelServer, type Script } from "../fakes/model-server.ts"
+
+/** A channel the test drives: it hands messages in and records what Steward sends. */
+export class TestChannel implements Channel {
+  readonly name = "test"
+  readonly sent: Array<{ conversation: string; text: string; messageId: string }> = []
+  readonly progressUpdates: Array<{ conversation: string; update: ProgressUpdate }> = []
+  /** Set to make the next sends fail (platform down). */
+  failures = 0
+  private onMessage?: (message: InboundMessage) => Promise<void>
+  private waiters: Array<() => void> = []
+
+  async start(onMessage: (message: InboundMessage) => Promise<void>): Promise<void> {
+    this.onMessage = onMessage
+  }
+
+  say(text: string, conversation = "test:c1", user = "test:u1"): Promise<void> {
+    return this.onMessage!({ conversation, user, text })
+  }
+
+  async send(conversation: string, text: string): Promise<{ messageId: string }> {
+    if (this.failures > 0) {
+      this.failures--
+      throw new Error("platform unavailable")
+    }
+    const messageId = `m${this.sent.length + 1}`
+    this.sent.push({ conversation, text, messageId })
+    for (const wake of this.waiters.splice(0)) wake()
+    return { messageId }
+  }
+
+  progress(conversation: string, update: ProgressUpdate): void {
+    this.progressUpdates.push({ conversation, update })
+  }
+
+  /** Resolves once `count` messages were sent (to `conversation`, if given). */
+  async waitForSent(count: number, conversation?: string, timeoutMs = 10_000): Promise<Array<{ conversation: string; text: string }>> {
+    const matching = () => this.sent.filter((m) => !conversation || m.conversation === conversation)
+    const deadline = Date.now() + timeoutMs
+    while (matching().length < count) {
+      const left = deadline - Date.now()
+      if (left <= 0) throw new Error(`expected ${count} sent messages, got ${matching().length}: ${JSON.stringify(matching())}`)
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, left)
+        this.waiters.push(() => {
+          clearTimeout(timer)
+          resolve()
+        })
+      })
+    }
+    return matching()
+  }
+
+  async stop(): Promise<void> {}
+}
+
+/** Memory that remembers in a list; the Supervisor tests are not about search quality. */
+export class ListMemory {
+  notes: Array<{ user: string; content: string }> = []
+  compactions: Array<{ user: string; summary: string }> = []
+  async remember(user: string, content: string): Promise<{ path: string }> {
+    this.notes.push({ user, content })
+    return { path: `note-${this.notes.length}.md` }
+  }
+  async search(user: string, search: { query: string }): Promise<MemoryHit[]> {
+    return this.notes.filter((n) => n.user === user && n.content.includes(search.query)).map((n) => ({ source: "note.md", content: n.content, score: 1 }))
+  }
+  async recordCompaction(user: string, summary: string): Promise<void> {
+    this.compactions.push({ user, summary })
+  }
+}
+
+export interface Harness {
+  app: App
+  server: ModelServer
+  channel: TestChannel
+  config: Config
+  dataDir: string
+  memory: ListMemory
+  /** Stops Steward but keeps the data folder and model server, as a crash would. */
+  restart(env?: Record<string, string>): Promise<void>
+  close(): Promise<void>
+}
+
+/** Steward in this process: real store, Supervisor and AI SDK provider, talking HTTP to a
+ *  scripted model server on 127.0.0.1. */
+export async function startHarness(script: Script, env: Record<string, string> = {}): Promise<Harness> {
+  const server = await startModelServer(script)
+  const dataDir = mkdtempSync(join(tmpdir(), "steward-test-"))
+  const memory = new ListMemory()
+  const makeConfig = (extra: Record<string, string>) =>
+    loadConfig({
+      DATA_DIR: dataDir,
+      MODEL: "openai-compatible:scripted",
+      OPENAI_COMPATIBLE_BASE_URL: server.url,
+      ALLOWED_USERS: "test:u1,test:u2",
+      MODEL_MAX_RETRIES: "2",
+      ...env,
+      ...extra,
+    })
+  const harness: Harness = {
+    server,
+    dataDir,
+    memory,
+    channel: new TestChannel(),
+    config: makeConfig({}),
+    app: undefined as unknown as App,
+    async restart(extra = {}) {
+      await harness.app.stop()
+      harness.channel = new TestChannel()
+      harness.config = makeConfig(extra)
+      harness.app = await startApp(harness.config, testLogger(), [harness.channel], memory)
+    },
+    async close() {
+      await harness.app.stop()
+      await server.close()
+      rmSync(dataDir, { recursive: true, force: true })
+    },
+  }
+  harness.app = await startApp(harness.config, testLogger(), [harness.channel], memory)
+  return harness
+}
+
+/** Silent unless STEWARD_TEST_LOG names a level, for debugging a failing test. */
+function testLogger() {
+  return pino({ level: process.env.STEWARD_TEST_LOG ?? "silent" }, pino.destination(2))
+}
