@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs"
+import type { LanguageModel } from "ai"
 import type { Logger } from "pino"
 import { loadAgents, type Agent } from "./agent/agents.ts"
 import type { Channel } from "./channel/channel.ts"
@@ -23,7 +24,7 @@ export interface App {
  * Wires Steward together: store, outbox, agents, tools, rules, Supervisor, channels. The
  * channels are given from outside so tests and the benchmark can plug in their own.
  */
-export async function startApp(config: Config, log: Logger, channels: Channel[], memory: SupervisorMemory): Promise<App> {
+export async function startApp(config: Config, log: Logger, channels: Channel[], memory: SupervisorMemory, model: (agent: Agent) => LanguageModel = modelFor(config)): Promise<App> {
   const agents = loadAgents(PROMPTS_DIR)
   const workerTypes = [...agents.workers.values()].map((w) => ({ name: w.name, description: w.description }))
   const extra = config.permissionsFile ? parseConfig(JSON.parse(readFileSync(config.permissionsFile, "utf8"))) : undefined
@@ -32,7 +33,7 @@ export async function startApp(config: Config, log: Logger, channels: Channel[],
   const byName = new Map(channels.map((channel) => [channel.name, channel]))
   let supervisor: Supervisor | undefined
   const outbox = new Outbox(store, byName, log, () => supervisor?.events.emit("change"))
-  supervisor = new Supervisor({ config, store, outbox, agents, model: modelFor(config), tools: allTools(workerTypes), rules, memory, log })
+  supervisor = new Supervisor({ config, store, outbox, agents, model, tools: allTools(workerTypes), rules, memory, log })
   await outbox.load()
   await supervisor.start()
   const running = supervisor
@@ -54,7 +55,7 @@ export type SupervisorMemory = MemoryService & { recordCompaction(user: string, 
 
 /** One model instance per agent: a worker type may name its own in its front matter. */
 function modelFor(config: Config) {
-  const cache = new Map<string, ReturnType<typeof resolveModel>>()
+  const cache = new Map<string, LanguageModel>()
   return (agent: Agent) => {
     let model = cache.get(agent.name)
     if (!model) {

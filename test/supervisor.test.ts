@@ -230,6 +230,30 @@ describe("Supervisor", () => {
     expect(worker).toMatchObject({ status: "completed", attempts: 2, result: "finished after restart" })
   })
 
+  it("puts a task back in the queue on a graceful stop without counting it as a crash", async () => {
+    let workerCalls = 0
+    const started = deferred()
+    harness = await startHarness(
+      byRole({
+        teller: delegatingTeller,
+        planner: (req) => (!afterTool(req) ? { toolCalls: [{ name: "delegate", args: { prompt: "job" } }] } : { text: "ok" }),
+        worker: () => {
+          if (++workerCalls === 1) {
+            started.resolve()
+            return { hang: true }
+          }
+          return { text: "done" }
+        },
+      }),
+    )
+    await harness.channel.say("go")
+    await started.promise
+    await harness.restart({ graceful: true })
+    await harness.channel.waitForSent(1)
+    const worker = (await harness.app.store.tasks()).find((t) => t.role === "worker")!
+    expect(worker).toMatchObject({ status: "completed", attempts: 1 })
+  })
+
   it("fails a task that was interrupted twice", async () => {
     const started = deferred()
     harness = await startHarness(

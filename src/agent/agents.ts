@@ -64,10 +64,13 @@ function safeList(dir: string): string[] {
   }
 }
 
+const timeZone = Intl.DateTimeFormat().resolvedOptions().timeZone
+// Creating a formatter is slow; the process's time zone does not change while it runs.
+const localTime = new Intl.DateTimeFormat("en-GB", { timeZone, dateStyle: "full", timeStyle: "long" })
+
 /** The facts a model cannot know by itself: without them "tomorrow at 9" cannot be scheduled. */
 export function environment(now: Date, where: { conversation: string; user: string }): string {
-  const timeZone = Intl.DateTimeFormat().resolvedOptions().timeZone
-  const local = new Intl.DateTimeFormat("en-GB", { timeZone, dateStyle: "full", timeStyle: "long" }).format(now)
+  const local = localTime.format(now)
   return [
     "<env>",
     `  Current time: ${local} (time zone ${timeZone}; ISO ${isoWithOffset(now)})`,

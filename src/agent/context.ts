@@ -17,6 +17,17 @@ export function estimateTokens(value: unknown): number {
   return Math.ceil(text.length / 4)
 }
 
+// Records never change once written, and every step walks the whole session: count each once.
+const outputTokens = new WeakMap<object, number>()
+function tokensOf(output: { value: unknown }): number {
+  let tokens = outputTokens.get(output)
+  if (tokens === undefined) {
+    tokens = estimateTokens(output.value)
+    outputTokens.set(output, tokens)
+  }
+  return tokens
+}
+
 /**
  * The messages sent to the model for a session: everything after the last compaction
  * summary (introduced by its question), consecutive tool messages merged, and old tool
@@ -55,7 +66,7 @@ function prunedParts(records: readonly MessageRecord[], limits: { protect: numbe
     if (turns < 2 || message.role !== "tool") continue
     for (const part of message.content) {
       if (part.type !== "tool-result" || (part.output.type !== "json" && part.output.type !== "text")) continue
-      const tokens = estimateTokens(part.output.value)
+      const tokens = tokensOf(part.output)
       total += tokens
       if (total > limits.protect) {
         prunable += tokens

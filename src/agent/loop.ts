@@ -1,4 +1,4 @@
-import { APICallError, generateText, tool, type LanguageModel, type ToolSet, type ModelMessage, type ToolCallPart, type ToolResultPart } from "ai"
+import { APICallError, generateText, tool, zodSchema, type LanguageModel, type ModelMessage, type ToolCallPart, type ToolResultPart, type ToolSet } from "ai"
 import { evaluate, type Ruleset } from "../permission/permission.ts"
 import type { MessageRecord, ToolSummary } from "../store/records.ts"
 import { ToolError, type ToolContext, type ToolDefinition } from "../tool/tool.ts"
@@ -51,8 +51,7 @@ export type LoopOutcome =
  */
 export async function runLoop(input: LoopInput): Promise<LoopOutcome> {
   const { log, context } = input
-  // Offered without execute: the SDK validates the calls, this loop runs them (see answerPendingCalls).
-  const offered: ToolSet = Object.fromEntries(input.tools.map((def) => [def.id, tool({ description: def.description, inputSchema: def.parameters as never })]))
+  const offered = toolSet(input.tools)
   for (let step = 0; ; step++) {
     context.abort.throwIfAborted()
     const waiting = await answerPendingCalls(input)
@@ -76,7 +75,25 @@ export async function runLoop(input: LoopInput): Promise<LoopOutcome> {
       // Tool errors the SDK produced for malformed calls (bad JSON, schema mismatch, unknown tool).
       ...rest.map((message) => ({ message })),
     )
+    // The step budget is a hard bound: a model that still calls tools on its last step is not
+    // given another one.
+    if (lastStep) return { status: "done", text: textOf(assistant) }
   }
+}
+
+const toolSets = new WeakMap<readonly ToolDefinition[], ToolSet>()
+
+/** Tools are offered without execute: the SDK validates the calls, this loop runs them (see
+ *  answerPendingCalls). Built once per tool list, with the schemas wrapped by zodSchema(): the SDK
+ *  caches the JSON Schema on that wrapper, while a bare zod schema is converted on every call —
+ *  that conversion was the largest share of a Teller turn. */
+function toolSet(tools: readonly ToolDefinition[]): ToolSet {
+  let set = toolSets.get(tools)
+  if (!set) {
+    set = Object.fromEntries(tools.map((def) => [def.id, tool({ description: def.description, inputSchema: zodSchema(def.parameters as never) })]))
+    toolSets.set(tools, set)
+  }
+  return set
 }
 
 /** One model call. A provider that rejects the request as too long gets one compaction and a retry. */
@@ -150,9 +167,12 @@ async function execute(input: LoopInput, def: ToolDefinition | undefined, call: 
   }
 }
 
-/** The third consecutive call of the same tool with the same input, counted across steps. */
+/** The third consecutive call of the same tool with the same input since the last user
+ *  message: across steps, but not across turns — a user who asks the same thing three
+ *  times is not a loop. */
 function isDoomLoop(records: readonly MessageRecord[], call: ToolCallPart): boolean {
-  const calls = records.flatMap((record) => toolCalls(record.message))
+  const since = records.findLastIndex((record) => record.message.role === "user")
+  const calls = records.slice(since + 1).flatMap((record) => toolCalls(record.message))
   const at = calls.findIndex((candidate) => candidate.toolCallId === call.toolCallId)
   const recent = calls.slice(Math.max(0, at - (DOOM_LOOP_THRESHOLD - 1)), at)
   const key = JSON.stringify(call.input)

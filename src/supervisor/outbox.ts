@@ -22,6 +22,7 @@ export class Outbox {
   private byOrigin = new Map<string, OutboxRecord>()
   /** One sender per conversation keeps its messages in order. */
   private senders = new Map<string, Promise<void>>()
+  private again = new Set<string>()
   private timers = new Set<NodeJS.Timeout>()
   private stopped = false
 
@@ -66,9 +67,15 @@ export class Outbox {
   }
 
   private kick(conversation: string): void {
-    if (this.senders.has(conversation) || this.stopped) return
+    if (this.stopped) return
+    if (this.senders.has(conversation)) {
+      // The running sender may already have looked for work: have it look once more.
+      this.again.add(conversation)
+      return
+    }
     const sender = this.drain(conversation).finally(() => {
       this.senders.delete(conversation)
+      if (this.again.delete(conversation)) this.kick(conversation)
       this.onChange()
     })
     this.senders.set(conversation, sender)

@@ -39,6 +39,8 @@ interface Conversation {
   /** Events not yet handled, in arrival order. */
   events: InboxEvent[]
   busy: boolean
+  /** Read from the store once, then kept. */
+  tellerSessionId?: string
 }
 
 class Cancelled extends Error {}
@@ -63,7 +65,10 @@ export class Supervisor implements Services {
   private progress = new Map<string, ToolSummary[]>()
   private conversations = new Map<string, Conversation>()
   private sessions: Sessions
+  private agentTools = new Map<string, readonly ToolDefinition[]>()
   private stopping = false
+  /** Turns and task runs under way, so stop() can wait for them. */
+  private inflight = new Set<Promise<unknown>>()
 
   constructor(private readonly deps: SupervisorDeps) {
     this.workspaceDir = `${deps.config.dataDir}/workspace`
@@ -96,10 +101,12 @@ export class Supervisor implements Services {
     for (const conversation of this.conversations.values()) this.pump(conversation)
   }
 
-  /** Aborts running work; what was running is resumed by the next start. */
+  /** Aborts running work and waits for it to wind down. Tasks go back to the queue without
+   *  counting the attempt — a shutdown is not a crash; turns are replayed from the log. */
   async stop(): Promise<void> {
     this.stopping = true
     for (const controller of this.running.values()) controller.abort(new Error("Steward is stopping"))
+    await Promise.allSettled(this.inflight)
   }
 
   /** Resolves once nothing is queued, running or waiting to be sent. */
@@ -159,13 +166,20 @@ export class Supervisor implements Services {
   private pump(conversation: Conversation): void {
     if (conversation.busy || conversation.events.length === 0 || this.stopping) return
     conversation.busy = true
-    this.turn(conversation)
-      .catch((error) => this.deps.log.error({ err: error, conversation: conversation.id }, "turn failed unexpectedly"))
-      .finally(() => {
-        conversation.busy = false
-        this.changed()
-        this.pump(conversation)
-      })
+    this.trackRun(
+      this.turn(conversation)
+        .catch((error) => this.deps.log.error({ err: error, conversation: conversation.id }, "turn failed unexpectedly"))
+        .finally(() => {
+          conversation.busy = false
+          this.changed()
+          this.pump(conversation)
+        }),
+    )
+  }
+
+  private trackRun(run: Promise<unknown>): void {
+    this.inflight.add(run)
+    void run.finally(() => this.inflight.delete(run))
   }
 
   private async turn(conversation: Conversation): Promise<void> {
@@ -199,6 +213,9 @@ export class Supervisor implements Services {
         return
       }
       this.deps.log.error({ err: error, conversation: conversation.id }, "Teller turn failed")
+      // The event that started the turn is answered (with the apology) even if the run failed
+      // before taking it, so a failure that repeats does not replay it forever.
+      if (!consumed.includes(attempt)) consumed.unshift(...conversation.events.splice(conversation.events.indexOf(attempt), 1))
       outcome = { status: "done", text: "" }
       await this.deps.outbox.add(conversation.id, `Sorry — I could not answer that: ${errorText(error)}`, `error:${consumed[0]?.id ?? first.id}`)
     } finally {
@@ -219,12 +236,15 @@ export class Supervisor implements Services {
   }
 
   private async tellerSession(conversation: Conversation): Promise<Session> {
-    let record = await this.deps.store.conversation(conversation.id)
-    if (!record) {
-      record = { id: conversation.id, user: conversation.user, tellerSessionId: newId() }
-      await this.deps.store.save({ conversations: [record] })
+    if (!conversation.tellerSessionId) {
+      let record = await this.deps.store.conversation(conversation.id)
+      if (!record) {
+        record = { id: conversation.id, user: conversation.user, tellerSessionId: newId() }
+        await this.deps.store.save({ conversations: [record] })
+      }
+      conversation.tellerSessionId = record.tellerSessionId
     }
-    return this.sessions.open({ id: record.tellerSessionId, role: "teller", agent: "teller", conversation: conversation.id, user: conversation.user, createdAt: now() })
+    return this.sessions.open({ id: conversation.tellerSessionId, role: "teller", agent: "teller", conversation: conversation.id, user: conversation.user, createdAt: now() })
   }
 
   // ── tasks ───────────────────────────────────────────────────────────────────
@@ -326,7 +346,7 @@ export class Supervisor implements Services {
     const seconds = queued.timeout ?? this.deps.config.timeouts[queued.role]
     const timer = setTimeout(() => controller.abort(new TimedOut(`timed out after ${seconds} s`)), seconds * 1000)
     const task: TaskRecord = { ...queued, status: "running", attempts: queued.attempts + 1, startedAt: now() }
-    this.deps.store
+    const run = this.deps.store
       .save({ tasks: [task] })
       .then(async () => {
         this.track(task)
@@ -339,7 +359,7 @@ export class Supervisor implements Services {
       .then(
         (outcome) => this.finish(this.tasks.get(task.id)!, { status: "completed", result: outcome.status === "done" ? outcome.text : "" }),
         (error) => {
-          if (this.stopping) return // stays "running" on disk: the next start re-queues it
+          if (this.stopping) return this.deps.store.save({ tasks: [{ ...this.tasks.get(task.id)!, status: "queued", attempts: task.attempts - 1 }] })
           const reason = controller.signal.reason
           const status: TaskStatus = reason instanceof TimedOut ? "timed_out" : reason instanceof Cancelled ? "cancelled" : "failed"
           return this.finish(this.tasks.get(task.id)!, { status, error: controller.signal.aborted ? errorText(reason) : errorText(error) })
@@ -352,6 +372,7 @@ export class Supervisor implements Services {
         this.sessions.forget(task.sessionId)
         this.dispatch()
       })
+    this.trackRun(run)
   }
 
   /** Records a task's end; a Planner's success commits its staged worker tasks in the same write. */
@@ -397,13 +418,12 @@ export class Supervisor implements Services {
   ): Promise<LoopOutcome> {
     const role = agent.role as Role
     const { config, rules } = this.deps
-    const allowed = this.deps.tools.filter((tool) => !disabled([tool.id], rules[role]).has(tool.id) && (!agent.tools || agent.tools.includes(tool.id)))
     const model = this.deps.model(agent)
     return runLoop({
       model,
       system: `${agent.prompt}\n\n${environment(new Date(), where)}`,
       compactionSystem: this.deps.agents.compaction.prompt,
-      tools: allowed,
+      tools: this.toolsOf(agent),
       rules: rules[role],
       log: session,
       context: { role, agent: agent.name, conversation: where.conversation, user: where.user, sessionId: session.info.id, taskId, abort: signal, services: this },
@@ -415,6 +435,18 @@ export class Supervisor implements Services {
       // Compaction must not make anything said before it unsearchable.
       onCompacted: role === "teller" ? (summary) => this.memory.recordCompaction(where.user, summary) : undefined,
     })
+  }
+
+  /** The tools an agent is offered: what its role's rules do not disable, narrowed by its own
+   *  `tools` list. Computed once per agent, so the loop can reuse the SDK's tool objects. */
+  private toolsOf(agent: Agent): readonly ToolDefinition[] {
+    let tools = this.agentTools.get(agent.name)
+    if (!tools) {
+      const off = disabled(this.deps.tools.map((tool) => tool.id), this.deps.rules[agent.role as Role])
+      tools = this.deps.tools.filter((tool) => !off.has(tool.id) && (!agent.tools || agent.tools.includes(tool.id)))
+      this.agentTools.set(agent.name, tools)
+    }
+    return tools
   }
 
   private onTool(taskId: string, summary: ToolSummary): void {

@@ -85,8 +85,9 @@ export interface Harness {
   config: Config
   dataDir: string
   memory: ListMemory
-  /** Stops Steward but keeps the data folder and model server, as a crash would. */
-  restart(env?: Record<string, string>): Promise<void>
+  /** Starts Steward again on the same data folder and model server, after a crash (the store
+   *  is closed first, so nothing after that point is written) or a graceful stop. */
+  restart(options?: { graceful?: boolean; env?: Record<string, string> }): Promise<void>
   close(): Promise<void>
 }
 
@@ -113,8 +114,12 @@ export async function startHarness(script: Script, env: Record<string, string> =
     channel: new TestChannel(),
     config: makeConfig({}),
     app: undefined as unknown as App,
-    async restart(extra = {}) {
-      await harness.app.stop()
+    async restart({ graceful = false, env: extra = {} } = {}) {
+      if (graceful) await harness.app.stop()
+      else {
+        await harness.app.store.close()
+        await harness.app.stop().catch(() => {})
+      }
       harness.channel = new TestChannel()
       harness.config = makeConfig(extra)
       harness.app = await startApp(harness.config, testLogger(), [harness.channel], memory)
