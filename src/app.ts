@@ -3,7 +3,8 @@ import type { LanguageModel } from "ai"
 import type { Logger } from "pino"
 import { loadAgents, type Agent } from "./agent/agents.ts"
 import type { Channel } from "./channel/channel.ts"
-import { PROVIDERS, type Config, type ModelSpec } from "./config/config.ts"
+import { ZodError } from "zod"
+import { ConfigError, PROVIDERS, type Config, type ModelSpec } from "./config/config.ts"
 import { resolveModel } from "./model/model.ts"
 import { forRole, parseConfig } from "./permission/permission.ts"
 import { Store } from "./store/store.ts"
@@ -27,7 +28,7 @@ export interface App {
 export async function startApp(config: Config, log: Logger, channels: Channel[], memory: SupervisorMemory, model: (agent: Agent) => LanguageModel = modelFor(config)): Promise<App> {
   const agents = loadAgents(PROMPTS_DIR)
   const workerTypes = [...agents.workers.values()].map((w) => ({ name: w.name, description: w.description }))
-  const extra = config.permissionsFile ? parseConfig(JSON.parse(readFileSync(config.permissionsFile, "utf8"))) : undefined
+  const extra = config.permissionsFile ? readPermissions(config.permissionsFile) : undefined
   const rules = { teller: forRole("teller", extra), planner: forRole("planner", extra), worker: forRole("worker", extra) }
   const store = await Store.open(config.dataDir)
   const byName = new Map(channels.map((channel) => [channel.name, channel]))
@@ -48,6 +49,16 @@ export async function startApp(config: Config, log: Logger, channels: Channel[],
       outbox.stop()
       await store.close()
     },
+  }
+}
+
+/** Extra permission rules are configuration: a bad file is reported like a bad variable. */
+function readPermissions(path: string) {
+  try {
+    return parseConfig(JSON.parse(readFileSync(path, "utf8")))
+  } catch (error) {
+    const reason = error instanceof ZodError ? error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ") : error instanceof Error ? error.message : String(error)
+    throw new ConfigError("PERMISSIONS_FILE", `PERMISSIONS_FILE: expected a JSON file of rules per role ({"worker": [{"permission", "pattern", "action"}]}): ${reason}`)
   }
 }
 

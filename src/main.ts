@@ -1,7 +1,7 @@
 import { join } from "node:path"
 import { ConsoleChannel } from "../adapters/console/console.ts"
 import { startApp, type App } from "./app.ts"
-import { configOrExit, readEnvFile } from "./config/config.ts"
+import { ConfigError, configOrExit, readEnvFile } from "./config/config.ts"
 import { createLogger } from "./log/log.ts"
 import { Memory } from "./memory/memory.ts"
 
@@ -37,6 +37,6 @@ try {
   app = await startApp(config, log, [consoleChannel], memory)
   log.info({ dataDir: config.dataDir }, "Steward started (console channel)")
 } catch (error) {
-  process.stderr.write(`steward: could not start: ${error instanceof Error ? error.message : error}\n`)
-  process.exit(1)
+  process.stderr.write(`steward: ${error instanceof ConfigError ? "" : "could not start: "}${error instanceof Error ? error.message : error}\n`)
+  process.exit(error instanceof ConfigError ? 2 : 1)
 }

@@ -151,6 +151,18 @@ describe("runLoop", { timeout: 5_000 }, () => {
     expect(results(log).map((r) => r.output.type)).toEqual(["json", "json", "json", "json", "json", "error-text"])
   })
 
+  it("does not count identical calls of an earlier user turn towards the doom loop", async () => {
+    const executed: Array<{ text: string; callId: string }> = []
+    const same = call("echo", { text: "status" })
+    const { log, input } = setup(sequence(same, same, text("first"), same, text("second")), [echoTool(executed)])
+    await log.append({ message: user("check the status") })
+    await expect(runLoop(input)).resolves.toEqual({ status: "done", text: "first" })
+    await log.append({ message: user("check it again") })
+    await expect(runLoop(input)).resolves.toEqual({ status: "done", text: "second" })
+    expect(executed).toHaveLength(3)
+    expect(results(log).every((r) => r.output.type === "json")).toBe(true)
+  })
+
   it("answers a tool call with malformed JSON with a tool error and continues", async () => {
     const executed: Array<{ text: string; callId: string }> = []
     const { model, log, input } = setup(sequence(call("echo", '{"text": "unterminated', "bad"), text("fixed it")), [echoTool(executed)])
@@ -159,6 +171,8 @@ describe("runLoop", { timeout: 5_000 }, () => {
     expect(executed).toEqual([])
     expect(model.calls).toHaveLength(2)
     expect(model.calls[1]!.lastToolResults).toEqual([expect.objectContaining({ toolCallId: "bad", isError: true })])
+    // The model is told its JSON was malformed, not merely that an argument is missing.
+    expect(model.calls[1]!.lastToolResults[0]!.output).toMatch(/JSON/)
     expect(results(log)).toHaveLength(1)
   })
 
@@ -177,7 +191,7 @@ describe("runLoop", { timeout: 5_000 }, () => {
     await log.append({ message: user("hi") })
     await expect(runLoop(input)).resolves.toEqual({ status: "done", text: "sorry" })
     expect(model.calls[1]!.lastToolResults).toEqual([expect.objectContaining({ toolCallId: "u1", isError: true })])
-    expect(model.calls[1]!.lastToolResults[0]!.output).toMatch(/no_such_tool/)
+    expect(model.calls[1]!.lastToolResults[0]!.output).toMatch(/no_such_tool.*Available tools: echo/)
   })
 
   it("passes a ToolError's message verbatim and prefixes a plain Error's", async () => {
@@ -246,7 +260,10 @@ describe("runLoop", { timeout: 5_000 }, () => {
 
   it("on the last allowed step asks for a text answer and offers no tools", async () => {
     const executed: Array<{ text: string; callId: string }> = []
-    const script: Script = (c) => (c.toolNames.length > 0 ? call("echo", { text: `step ${c.index}` }) : text("summary of what was done"))
+    const script: Script = (c) => {
+      if (c.index >= 8) throw new Error("runaway: tools offered on every step")
+      return c.toolNames.length > 0 ? call("echo", { text: `step ${c.index}` }) : text("summary of what was done")
+    }
     const { model, input, log } = setup(script, [echoTool(executed)], { maxSteps: 3 })
     await log.append({ message: user("hi") })
     await expect(runLoop(input)).resolves.toEqual({ status: "done", text: "summary of what was done" })
@@ -255,11 +272,10 @@ describe("runLoop", { timeout: 5_000 }, () => {
     expect(executed).toHaveLength(2)
   })
 
-  it("BUG: a model that still calls a tool on its last step gets no further steps", async () => {
-    // The last step offers no tools, but a model may call one anyway (e.g. one named in the
-    // history). The SDK answers it with a "no such tool" error, the loop sees a tool message
-    // last and goes round again: another "used all the steps" message, another model call, with
-    // no bound. The script gives up after 8 calls so the test fails instead of spinning.
+  it("ends the run after the last step even when the model still calls a tool", async () => {
+    // The last step offers no tools, but a model may call one anyway (one named in the history).
+    // The step budget is a hard bound: no further step. The script gives up after 8 calls so a
+    // regression fails instead of spinning.
     const script: Script = (c) => {
       if (c.index >= 8) throw new Error(`runaway: model called ${c.index + 1} times with maxSteps 3`)
       return call("echo", { text: `step ${c.index}` })

@@ -26,6 +26,24 @@ function delegatingTeller(req: ChatRequest): Reply {
   return { toolCalls: [{ name: "reply", args: { text: `you said: ${req.lastUserText}` } }, { name: "delegate", args: { prompt: req.lastUserText } }] }
 }
 
+/** A Planner that dispatches one worker task per prompt, then finishes. */
+const dispatching =
+  (...prompts: string[]) =>
+  (req: ChatRequest): Reply =>
+    afterTool(req) ? { text: "ok" } : { toolCalls: prompts.map((prompt) => ({ name: "delegate", args: { prompt } })) }
+
+/** A worker whose first call hangs until aborted and whose later calls answer `then`. */
+function hangsFirst(then: Reply = { hang: true }) {
+  const started = deferred()
+  let calls = 0
+  const script = (): Reply => {
+    if (++calls > 1) return then
+    started.resolve()
+    return { hang: true }
+  }
+  return { started: started.promise, script }
+}
+
 function deferred<T = void>() {
   let resolve!: (value: T) => void
   const promise = new Promise<T>((r) => (resolve = r))
@@ -40,6 +58,16 @@ describe("Supervisor", () => {
     expect(sent[0]!.text).toBe("you said: hello")
     await harness.app.supervisor.idle()
     expect(harness.channel.sent).toHaveLength(1)
+  })
+
+  it("does not count the same reply in three different turns as a doom loop", async () => {
+    harness = await startHarness(byRole({ teller: echoTeller }))
+    for (let i = 1; i <= 3; i++) {
+      await harness.channel.say("hi")
+      await harness.channel.waitForSent(i)
+      await harness.app.supervisor.idle()
+    }
+    expect(harness.channel.sent.map((m) => m.text)).toEqual(["you said: hi", "you said: hi", "you said: hi"])
   })
 
   it("delivers a turn's final text when the Teller did not call reply", async () => {
@@ -191,7 +219,7 @@ describe("Supervisor", () => {
     harness = await startHarness(
       byRole({
         teller: delegatingTeller,
-        planner: (req) => (!afterTool(req) ? { toolCalls: [{ name: "delegate", args: { prompt: "job" } }] } : { text: "ok" }),
+        planner: dispatching("job"),
         worker: () => ({ error: { status: 503, message: "overloaded", retryAfterMs: 1 } }),
       }),
     )
@@ -203,78 +231,42 @@ describe("Supervisor", () => {
   })
 
   it("re-queues a task interrupted by a restart once, and reports the batch exactly once", async () => {
-    let workerCalls = 0
-    const started = deferred()
-    harness = await startHarness(
-      byRole({
-        teller: delegatingTeller,
-        planner: (req) => (!afterTool(req) ? { toolCalls: [{ name: "delegate", args: { prompt: "job" } }] } : { text: "ok" }),
-        worker: () => {
-          workerCalls++
-          if (workerCalls === 1) {
-            started.resolve()
-            return { hang: true }
-          }
-          return { text: "finished after restart" }
-        },
-      }),
-    )
+    const worker = hangsFirst({ text: "finished after restart" })
+    harness = await startHarness(byRole({ teller: delegatingTeller, planner: dispatching("job"), worker: worker.script }))
     await harness.channel.say("go")
-    await started.promise
+    await worker.started
     await harness.restart()
     const sent = await harness.channel.waitForSent(1)
     await harness.app.supervisor.idle()
     expect(sent[0]!.text).toBe('results: status="completed" status="completed"')
     expect(harness.channel.sent).toHaveLength(1)
-    const worker = (await harness.app.store.tasks()).find((t) => t.role === "worker")!
-    expect(worker).toMatchObject({ status: "completed", attempts: 2, result: "finished after restart" })
+    const task = (await harness.app.store.tasks()).find((t) => t.role === "worker")!
+    expect(task).toMatchObject({ status: "completed", attempts: 2, result: "finished after restart" })
   })
 
   it("puts a task back in the queue on a graceful stop without counting it as a crash", async () => {
-    let workerCalls = 0
-    const started = deferred()
-    harness = await startHarness(
-      byRole({
-        teller: delegatingTeller,
-        planner: (req) => (!afterTool(req) ? { toolCalls: [{ name: "delegate", args: { prompt: "job" } }] } : { text: "ok" }),
-        worker: () => {
-          if (++workerCalls === 1) {
-            started.resolve()
-            return { hang: true }
-          }
-          return { text: "done" }
-        },
-      }),
-    )
+    const worker = hangsFirst({ text: "done" })
+    harness = await startHarness(byRole({ teller: delegatingTeller, planner: dispatching("job"), worker: worker.script }))
     await harness.channel.say("go")
-    await started.promise
+    await worker.started
     await harness.restart({ graceful: true })
     await harness.channel.waitForSent(1)
-    const worker = (await harness.app.store.tasks()).find((t) => t.role === "worker")!
-    expect(worker).toMatchObject({ status: "completed", attempts: 1 })
+    const task = (await harness.app.store.tasks()).find((t) => t.role === "worker")!
+    expect(task).toMatchObject({ status: "completed", attempts: 1 })
   })
 
   it("fails a task that was interrupted twice", async () => {
-    const started = deferred()
-    harness = await startHarness(
-      byRole({
-        teller: delegatingTeller,
-        planner: (req) => (!afterTool(req) ? { toolCalls: [{ name: "delegate", args: { prompt: "job" } }] } : { text: "ok" }),
-        worker: () => {
-          started.resolve()
-          return { hang: true }
-        },
-      }),
-    )
+    const worker = hangsFirst()
+    harness = await startHarness(byRole({ teller: delegatingTeller, planner: dispatching("job"), worker: worker.script }))
     await harness.channel.say("go")
-    await started.promise
+    await worker.started
     await harness.restart()
     await harness.server.waitForRequests(harness.server.requests.length + 1)
     await harness.restart()
     const sent = await harness.channel.waitForSent(1)
     expect(sent[0]!.text).toBe('results: status="completed" status="failed"')
-    const worker = (await harness.app.store.tasks()).find((t) => t.role === "worker")!
-    expect(worker.error).toMatch(/interrupted 2 times/)
+    const task = (await harness.app.store.tasks()).find((t) => t.role === "worker")!
+    expect(task.error).toMatch(/interrupted 2 times/)
   })
 
   it("gives a malformed tool call's error to the model and carries on", async () => {
@@ -370,33 +362,23 @@ describe("Supervisor", () => {
   })
 
   it("aborting a task aborts the tasks it committed", async () => {
-    const started = deferred()
-    harness = await startHarness(
-      byRole({
-        teller: delegatingTeller,
-        planner: (req) => (!afterTool(req) ? { toolCalls: [{ name: "delegate", args: { prompt: "a" } }, { name: "delegate", args: { prompt: "b" } }] } : { text: "ok" }),
-        worker: () => {
-          started.resolve()
-          return { hang: true }
-        },
-      }),
-      { WORKER_CONCURRENCY: "1" },
-    )
+    const worker = hangsFirst()
+    harness = await startHarness(byRole({ teller: delegatingTeller, planner: dispatching("a", "b"), worker: worker.script }), { WORKER_CONCURRENCY: "1" })
     await harness.channel.say("go")
-    await started.promise
+    await worker.started
     const planner = (await harness.app.store.tasks()).find((t) => t.role === "planner")!
-    // The planner itself has ended; aborting its batch reaches the running and the queued worker.
-    expect(await harness.app.supervisor.abort(planner.id)).toBe(false)
-    for (const child of planner.children!) await harness.app.supervisor.abort(child)
+    // The Planner has ended; aborting it still reaches the running and the queued worker.
+    expect(await harness.app.supervisor.abort(planner.id)).toBe(true)
     const sent = await harness.channel.waitForSent(2)
     expect(sent[1]!.text).toBe('results: status="completed" status="cancelled" status="cancelled"')
+    expect(await harness.app.supervisor.abort(planner.id)).toBe(false)
   })
 
   it("shows live progress of a task's tool calls", async () => {
     harness = await startHarness(
       byRole({
         teller: delegatingTeller,
-        planner: (req) => (!afterTool(req) ? { toolCalls: [{ name: "delegate", args: { prompt: "list" } }] } : { text: "ok" }),
+        planner: dispatching("list"),
         worker: (req) => (!afterTool(req) ? { toolCalls: [{ name: "list_files", args: {} }] } : { text: "empty" }),
       }),
     )

@@ -304,11 +304,14 @@ export class Supervisor implements Services {
     return true
   }
 
-  /** Aborts a task and, through their parent link, every task it committed. */
+  /** Aborts a task and, through their parent link, every task it committed — also when the
+   *  task itself has already ended (a Planner ends before its workers run). */
   async abort(taskId: string, reason = "cancelled"): Promise<boolean> {
     const task = this.tasks.get(taskId)
-    if (!task || TERMINAL.has(task.status)) return false
-    for (const child of this.tasks.values()) if (child.parentTaskId === taskId) await this.abort(child.id, reason)
+    if (!task) return false
+    let aborted = false
+    for (const child of [...this.tasks.values()]) if (child.parentTaskId === taskId) aborted = (await this.abort(child.id, reason)) || aborted
+    if (TERMINAL.has(task.status)) return aborted
     if (task.status === "running") this.running.get(task.id)?.abort(new Cancelled(reason))
     else await this.finish(task, { status: "cancelled", error: reason })
     return true

@@ -6,7 +6,8 @@ import { byRole, sequence, startModelServer, type ChatRequest, type ModelServer,
 import { StewardProcess } from "../support/process.ts"
 
 const afterTool = (req: ChatRequest) => req.messages.at(-1)?.role === "tool"
-const reply = (text: string): Reply => ({ toolCalls: [{ name: "reply", args: { text } }] })
+const replyCall = (text: string) => ({ name: "reply", args: { text } })
+const reply = (text: string): Reply => ({ toolCalls: [replyCall(text)] })
 
 let server: ModelServer | undefined
 let steward: StewardProcess | undefined
@@ -18,6 +19,7 @@ beforeEach(() => {
 afterEach(async () => {
   if (steward && steward.child.exitCode === null) await steward.kill()
   await server?.close()
+  server = undefined
   rmSync(dataDir, { recursive: true, force: true })
 })
 
@@ -30,7 +32,7 @@ async function start(script: Script, env: Record<string, string> = {}): Promise<
 function teller(req: ChatRequest): Reply {
   if (afterTool(req)) return { text: "" }
   if (req.lastUserText.startsWith("<task-results>")) return reply(`Done: ${req.lastUserText.match(/Saved \S+/)?.[0] ?? "nothing saved"} (${req.lastUserText.match(/status="\w+"/g)?.join(", ")})`)
-  return { toolCalls: [reply("On it."), { name: "delegate", args: { prompt: `Write a note about: ${req.lastUserText}` } }] }
+  return { toolCalls: [replyCall("On it."), { name: "delegate", args: { prompt: `Write a note about: ${req.lastUserText}` } }] }
 }
 
 function planner(req: ChatRequest): Reply {
