@@ -358,6 +358,28 @@ describe("runLoop", { timeout: 5_000 }, () => {
       expect(JSON.stringify(model.calls[2]!.prompt)).not.toContain("OLD-MESSAGE")
     })
 
+    it("recovers from an overflow caused by the history itself: the compaction request clears tool output to fit", async () => {
+      // A provider with a real context limit: any request longer than LIMIT characters is
+      // rejected, the compaction request included. Here one big tool output is what does not
+      // fit, so the compaction request must not send it again.
+      const LIMIT = 4_000
+      const tooLong = (c: ModelCall) => JSON.stringify(c.prompt).length > LIMIT
+      const overflow = () => ({ error: apiError(400, "This model's maximum context length is 1000 tokens.") })
+      const script = byRole({
+        worker: (c) => (tooLong(c) ? overflow() : text("answered")),
+        compaction: (c) => (tooLong(c) ? overflow() : text("SUMMARY: read a big file")),
+      })
+      const { model, input, log } = setup(script, [echoTool()])
+      await log.append(
+        { message: user("read the file") },
+        { message: { role: "assistant", content: [{ type: "tool-call", toolCallId: "big", toolName: "echo", input: { text: "file" } }] } },
+        { message: { role: "tool", content: [{ type: "tool-result", toolCallId: "big", toolName: "echo", output: { type: "text", value: "x".repeat(6_000) } }] } },
+      )
+      const outcome = await runLoop(input).catch((error: Error) => ({ status: "error", error: error.message }))
+      expect(model.calls.map((c) => c.role).slice(0, 2)).toEqual(["worker", "compaction"])
+      expect(outcome).toEqual({ status: "done", text: "answered" })
+    })
+
     it("does not compact on a 400 that is not about context length", async () => {
       const script = byRole({ worker: () => ({ error: apiError(400, "Invalid API parameter: temperature") }), compaction: () => text("never") })
       const { model, input, log } = setup(script, [echoTool()])

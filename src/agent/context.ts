@@ -33,7 +33,18 @@ function tokensOf(output: { value: unknown }): number {
  * summary (introduced by its question), consecutive tool messages merged, and old tool
  * output pruned. Pure: the stored messages are never rewritten.
  */
-export function toModelMessages(records: readonly MessageRecord[], limits = { protect: PRUNE_PROTECT, minimum: PRUNE_MINIMUM }): ModelMessage[] {
+export interface PruneLimits {
+  protect: number
+  minimum: number
+  /** Newest user turns whose tool output is never cleared. */
+  turns: number
+}
+
+export const DEFAULT_PRUNE: PruneLimits = { protect: PRUNE_PROTECT, minimum: PRUNE_MINIMUM, turns: 2 }
+/** After the model rejected the history as too long, even a compaction request must shrink it. */
+export const CLEAR_ALL_TOOL_OUTPUT: PruneLimits = { protect: 0, minimum: 0, turns: 0 }
+
+export function toModelMessages(records: readonly MessageRecord[], limits: PruneLimits = DEFAULT_PRUNE): ModelMessage[] {
   const start = records.findLastIndex((record) => record.kind === "summary")
   const live = start >= 0 ? records.slice(start) : records
   const pruned = prunedParts(live, limits)
@@ -51,11 +62,11 @@ export function toModelMessages(records: readonly MessageRecord[], limits = { pr
 }
 
 /**
- * Which tool results to clear: walking back from the newest message, skip the last two user
+ * Which tool results to clear: walking back from the newest message, skip the protected user
  * turns, then count tool output; everything beyond the protected window is a candidate, and
  * the candidates are cleared only if together they exceed the minimum.
  */
-function prunedParts(records: readonly MessageRecord[], limits: { protect: number; minimum: number }): Map<number, Set<string>> {
+function prunedParts(records: readonly MessageRecord[], limits: PruneLimits): Map<number, Set<string>> {
   let turns = 0
   let total = 0
   let prunable = 0
@@ -63,7 +74,7 @@ function prunedParts(records: readonly MessageRecord[], limits: { protect: numbe
   for (let i = records.length - 1; i >= 0; i--) {
     const message = records[i]!.message
     if (message.role === "user") turns++
-    if (turns < 2 || message.role !== "tool") continue
+    if (turns < limits.turns || message.role !== "tool") continue
     for (const part of message.content) {
       if (part.type !== "tool-result" || (part.output.type !== "json" && part.output.type !== "text")) continue
       const tokens = tokensOf(part.output)

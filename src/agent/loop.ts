@@ -2,7 +2,7 @@ import { APICallError, generateText, tool, zodSchema, type LanguageModel, type M
 import { evaluate, type Ruleset } from "../permission/permission.ts"
 import type { MessageRecord, ToolSummary } from "../store/records.ts"
 import { ToolError, type ToolContext, type ToolDefinition } from "../tool/tool.ts"
-import { toModelMessages } from "./context.ts"
+import { CLEAR_ALL_TOOL_OUTPUT, toModelMessages, type PruneLimits } from "./context.ts"
 
 /** OpenCode's threshold: the third identical call in a row is a loop, not persistence. */
 export const DOOM_LOOP_THRESHOLD = 3
@@ -67,7 +67,7 @@ export async function runLoop(input: LoopInput): Promise<LoopOutcome> {
     if (overflowed(log.records, input.usableTokens)) await compact(input)
     const lastStep = step >= input.maxSteps - 1
     if (lastStep) await log.append({ message: userMessage(MAX_STEPS_REACHED) })
-    const result = await generateStep(input, lastStep ? undefined : offered)
+    const result = await generateStep(input, offered, lastStep)
     const [assistant, ...rest] = result.response.messages
     if (!assistant) return { status: "done", text: "" }
     await log.append(
@@ -96,14 +96,15 @@ function toolSet(tools: readonly ToolDefinition[]): ToolSet {
   return set
 }
 
-/** One model call. A provider that rejects the request as too long gets one compaction and a retry. */
-async function generateStep(input: LoopInput, tools: ToolSet | undefined) {
+/** One model call. A provider that rejects the request as too long gets one compaction — with
+ *  every tool output cleared, since the history itself may be what does not fit — and a retry. */
+async function generateStep(input: LoopInput, offered: ToolSet, lastStep: boolean) {
   const call = () =>
     generateText({
       model: input.model,
       system: input.system,
       messages: toModelMessages(input.log.records),
-      tools,
+      tools: lastStep ? undefined : offered,
       maxRetries: input.maxRetries,
       abortSignal: input.context.abort,
     })
@@ -111,7 +112,9 @@ async function generateStep(input: LoopInput, tools: ToolSet | undefined) {
     return await call()
   } catch (error) {
     if (!isContextOverflow(error)) throw error
-    await compact(input)
+    await compact(input, CLEAR_ALL_TOOL_OUTPUT)
+    // The summary hides everything before it, the last-step instruction included.
+    if (lastStep) await input.log.append({ message: userMessage(MAX_STEPS_REACHED) })
     return await call()
   }
 }
@@ -190,11 +193,11 @@ function overflowed(records: readonly MessageRecord[], usable: number): boolean 
 }
 
 /** Replaces the history sent to the model with a summary written by a tool-less call. */
-async function compact(input: LoopInput): Promise<void> {
+async function compact(input: LoopInput, limits?: PruneLimits): Promise<void> {
   const result = await generateText({
     model: input.model,
     system: input.compactionSystem,
-    messages: [...toModelMessages(input.log.records), userMessage(COMPACTION_REQUEST)],
+    messages: [...toModelMessages(input.log.records, limits), userMessage(COMPACTION_REQUEST)],
     maxRetries: input.maxRetries,
     abortSignal: input.context.abort,
   })
