@@ -374,6 +374,23 @@ describe("Supervisor", () => {
     expect(await harness.app.supervisor.abort(planner.id)).toBe(false)
   })
 
+  it("compacts a Teller session that outgrew its context and writes the summary to the user's memory", async () => {
+    harness = await startHarness(
+      byRole({
+        teller: (req) => {
+          if (!afterTool(req) && !req.lastUserText.startsWith("Continue")) return { toolCalls: [{ name: "list_tasks", args: {} }], usage: { prompt: 5000, completion: 10 } }
+          if (req.messages.some((m) => m.role === "assistant" && contentText(m.content).startsWith("SUMMARY"))) return afterTool(req) ? done : say("after compaction")
+          return done
+        },
+        compaction: () => ({ text: "SUMMARY: the user asked for their tasks" }),
+      }),
+      { MODEL_CONTEXT_TOKENS: "1000", MODEL_OUTPUT_TOKENS: "256" },
+    )
+    await harness.channel.say("what is running?")
+    expect((await harness.channel.waitForSent(1))[0]!.text).toBe("after compaction")
+    expect(harness.memory.compactions).toEqual([{ user: "test:u1", summary: "SUMMARY: the user asked for their tasks" }])
+  })
+
   it("shows live progress of a task's tool calls", async () => {
     harness = await startHarness(
       byRole({

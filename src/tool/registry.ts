@@ -1,15 +1,31 @@
-import type { WorkerType } from "./delegate.ts"
 import { cancelTaskTool } from "./cancel-task.ts"
-import { createDelegateTool } from "./delegate.ts"
+import { createDelegateTool, type WorkerType } from "./delegate.ts"
 import { fetchUrlTool } from "./fetch-url.ts"
+import { getHistoryByTimeTool } from "./get-history-by-time.ts"
+import { getRecentHistoryTool } from "./get-recent-history.ts"
 import { listFilesTool } from "./list-files.ts"
 import { listTasksTool } from "./list-tasks.ts"
 import { readFileTool } from "./read-file.ts"
+import { rememberTool } from "./remember.ts"
 import { replyTool } from "./reply.ts"
+import { searchMemoryTool } from "./search-memory.ts"
 import type { ToolDefinition } from "./tool.ts"
 import { writeFileTool } from "./write-file.ts"
 
 /** Every tool Steward has. Which role is offered which is decided by the permission rules. */
 export function allTools(workers: readonly WorkerType[]): ToolDefinition[] {
-  return [createDelegateTool(workers), replyTool, listTasksTool, cancelTaskTool, fetchUrlTool, readFileTool, writeFileTool, listFilesTool] as ToolDefinition[]
+  return [
+    createDelegateTool(workers),
+    replyTool,
+    rememberTool,
+    listTasksTool,
+    cancelTaskTool,
+    getRecentHistoryTool,
+    getHistoryByTimeTool,
+    searchMemoryTool,
+    fetchUrlTool,
+    readFileTool,
+    writeFileTool,
+    listFilesTool,
+  ] as ToolDefinition[]
 }

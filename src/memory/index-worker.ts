@@ -1,0 +1,82 @@
+/**
+ * Builds the index of one memory folder off the main thread, then answers searches on it
+ * until it is replaced. Building reads and tokenises every note, which takes seconds for a
+ * large memory; doing it here keeps the main event loop free.
+ */
+import { getHeapStatistics } from "node:v8"
+import { parentPort, workerData } from "node:worker_threads"
+import { ChunkIndex, type ChunkFilter, type CorpusStats } from "./bm25.ts"
+import { listNotes, readNote, type Note, type Stamp } from "./notes.ts"
+import { snippet } from "./snippet.ts"
+import { terms } from "./text.ts"
+
+export interface WorkerInput {
+  dir: string
+}
+
+/** Sent once the index is built: which version of each note it holds. */
+export interface Ready {
+  type: "ready"
+  manifest: Array<[source: string, stamp: Stamp]>
+  chunks: number
+  /** Bytes used on the worker's own heap after building. */
+  heapUsed: number
+}
+
+export interface SearchRequest {
+  id: number
+  query: string
+  after?: string
+  before?: string
+  exclude: string[]
+  limit: number
+}
+
+export interface WorkerHit {
+  source: string
+  content: string
+  score: number
+}
+
+export type SearchReply = { id: number; hits: WorkerHit[]; stats: CorpusStats } | { id: number; error: string }
+
+const READ_CONCURRENCY = 32
+
+async function readAll(dir: string): Promise<Note[]> {
+  const sources = await listNotes(dir)
+  const notes: Note[] = []
+  for (let i = 0; i < sources.length; i += READ_CONCURRENCY) {
+    for (const note of await Promise.all(sources.slice(i, i + READ_CONCURRENCY).map((source) => readNote(dir, source)))) {
+      if (note) notes.push(note)
+    }
+  }
+  return notes
+}
+
+function answer(index: ChunkIndex, request: SearchRequest): SearchReply {
+  const queryTerms = terms(request.query)
+  const filter: ChunkFilter = { after: request.after, before: request.before, exclude: new Set(request.exclude) }
+  const wanted = new Set(queryTerms)
+  const hits = index.search(queryTerms, filter, request.limit).map(({ chunk, score }) => ({ source: chunk.source, content: snippet(chunk.text, wanted), score }))
+  return { id: request.id, hits, stats: index.stats(queryTerms) }
+}
+
+const port = parentPort!
+const { dir } = workerData as WorkerInput
+const notes = await readAll(dir)
+const index = new ChunkIndex(notes.flatMap((note) => note.chunks))
+port.on("message", (request: SearchRequest) => {
+  let reply: SearchReply
+  try {
+    reply = answer(index, request)
+  } catch (error) {
+    reply = { id: request.id, error: error instanceof Error ? error.message : String(error) }
+  }
+  port.postMessage(reply)
+})
+port.postMessage({
+  type: "ready",
+  manifest: notes.map((note) => [note.source, note.stamp]),
+  chunks: index.size,
+  heapUsed: getHeapStatistics().used_heap_size,
+} satisfies Ready)

@@ -1,0 +1,170 @@
+/**
+ * Steward's memory: Markdown files, one folder per user (or one shared folder), searched
+ * with BM25. The files are the truth: the index is derived from them and anything written
+ * into the folder by hand is searchable too.
+ *
+ *   <dir>/<folder>/memory.md                          long-term entries, `## YYYY-MM-DD` each
+ *   <dir>/<folder>/memory/YYYY-MM-DD-<slug>.md        one note per remember()
+ *   <dir>/<folder>/memory/YYYY-MM-DD-conversation-summary.md   compaction summaries
+ *
+ * Dates are the local calendar day of this process (set TZ for the users' zone).
+ */
+import { appendFile, mkdir, readFile, writeFile } from "node:fs/promises"
+import path from "node:path"
+import type { MemoryHit, MemorySearch, MemoryService } from "../tool/services.ts"
+import { localDay, localTime } from "./dates.ts"
+import { DAILY_FOLDER, LONG_TERM_FILE } from "./notes.ts"
+import { ScopeIndex, type IndexInfo, type ScopeOptions } from "./scope.ts"
+import { folderName, slugify } from "./slug.ts"
+
+export interface MemoryOptions {
+  /** DATA_DIR/memory */
+  dir: string
+  scope: "user" | "shared"
+  /** Changed chunks searched by brute force before the index is rebuilt (default 256). */
+  rebuildThreshold?: number
+  /** A folder's index worker is stopped after this long without a search (default 10 min). */
+  idleMs?: number
+  /** Default true. false where fs.watch misses changes (some network mounts): every search then stats every note. */
+  watch?: boolean
+  /** Called whenever a folder's index has been (re)built. */
+  onIndexed?: (info: IndexInfo) => void
+  /** Failures of background rebuilds; the previous index keeps serving meanwhile. */
+  onError?: (error: unknown) => void
+}
+
+const SHARED_FOLDER = "shared"
+/** Highest numeric suffix tried for same-day notes with the same slug. */
+const MAX_SAME_NAME = 1000
+
+export class Memory implements MemoryService {
+  private readonly scopes = new Map<string, { index: ScopeIndex; idle: NodeJS.Timeout }>()
+  private readonly locks = new Map<string, Promise<void>>()
+  private readonly scopeOptions: ScopeOptions
+  private readonly idleMs: number
+
+  constructor(private readonly options: MemoryOptions) {
+    this.idleMs = options.idleMs ?? 10 * 60_000
+    this.scopeOptions = {
+      rebuildThreshold: options.rebuildThreshold ?? 256,
+      watch: options.watch ?? true,
+      onIndexed: options.onIndexed ?? (() => {}),
+      onError: options.onError ?? ((error) => process.emitWarning(`memory: background index rebuild failed: ${error instanceof Error ? error.message : error}`)),
+    }
+  }
+
+  /** The folder `user`'s notes live in. */
+  folder(user: string): string {
+    return path.join(this.options.dir, this.options.scope === "shared" ? SHARED_FOLDER : folderName(user))
+  }
+
+  /**
+   * Writes a note and returns its path relative to the user's folder. Remembering the same
+   * content again on the same day (a tool call replayed after a crash) returns the existing note.
+   */
+  async remember(user: string, content: string, longTerm: boolean): Promise<{ path: string }> {
+    const folder = this.folder(user)
+    const now = new Date()
+    const source = longTerm ? await this.appendEntry(folder, LONG_TERM_FILE, `## ${localDay(now)}`, content) : await writeDailyNote(folder, now, content)
+    this.scopes.get(folder)?.index.noteChanged(source)
+    return { path: source }
+  }
+
+  /** Appends a compacted conversation's summary to the user's daily summary note. */
+  async recordCompaction(user: string, summary: string): Promise<void> {
+    if (summary.trim() === "") return
+    const folder = this.folder(user)
+    const now = new Date()
+    const source = await this.appendEntry(folder, `${DAILY_FOLDER}/${localDay(now)}-conversation-summary.md`, `## ${localTime(now)}`, summary)
+    this.scopes.get(folder)?.index.noteChanged(source)
+  }
+
+  /** Expects a query with searchable words and a limit of 1–50 (the tool checks both). */
+  search(user: string, search: MemorySearch): Promise<MemoryHit[]> {
+    return this.scope(user).search({
+      query: search.query,
+      after: search.after && localDay(search.after),
+      before: search.before && localDay(search.before),
+      limit: search.limit,
+    })
+  }
+
+  /** Rebuilds `user`'s index now (normally it happens when enough notes changed). */
+  rebuild(user: string): Promise<IndexInfo> {
+    return this.scope(user).rebuild()
+  }
+
+  /** Stops every index worker. */
+  async close(): Promise<void> {
+    const scopes = [...this.scopes.values()]
+    this.scopes.clear()
+    for (const { idle } of scopes) clearTimeout(idle)
+    await Promise.all(scopes.map(({ index }) => index.close()))
+  }
+
+  private scope(user: string): ScopeIndex {
+    const folder = this.folder(user)
+    const open = this.scopes.get(folder)
+    if (open) {
+      open.idle.refresh()
+      return open.index
+    }
+    const index = new ScopeIndex(folder, this.scopeOptions)
+    const idle = setTimeout(() => {
+      this.scopes.delete(folder)
+      index.close().catch(this.scopeOptions.onError)
+    }, this.idleMs)
+    idle.unref()
+    this.scopes.set(folder, { index, idle })
+    return index
+  }
+
+  /** Appends `heading` + `body` to a note, one append at a time per file so the replay check holds. */
+  private async appendEntry(folder: string, source: string, heading: string, body: string): Promise<string> {
+    const file = path.join(folder, source)
+    const entry = `${heading}\n\n${body.trim()}\n`
+    await this.locked(file, async () => {
+      await mkdir(path.dirname(file), { recursive: true })
+      const existing = await readFile(file, "utf8").catch((error: NodeJS.ErrnoException) => {
+        if (error.code === "ENOENT") return ""
+        throw error
+      })
+      if (existing.endsWith(entry)) return
+      // A blank line before the heading, also after a hand-edited file that lacks a final newline.
+      const separator = existing === "" || existing.endsWith("\n\n") ? "" : existing.endsWith("\n") ? "\n" : "\n\n"
+      await appendFile(file, separator + entry)
+    })
+    return source
+  }
+
+  private async locked(key: string, work: () => Promise<void>): Promise<void> {
+    const previous = this.locks.get(key) ?? Promise.resolve()
+    const run = previous.then(work)
+    const settled = run.catch(() => {})
+    this.locks.set(key, settled)
+    try {
+      await run
+    } finally {
+      if (this.locks.get(key) === settled) this.locks.delete(key)
+    }
+  }
+}
+
+/** Creates memory/YYYY-MM-DD-<slug>[-N].md with `wx`, so concurrent writers never overwrite each other. */
+async function writeDailyNote(folder: string, now: Date, content: string): Promise<string> {
+  const base = `${localDay(now)}-${slugify(content)}`
+  const text = `${content.trim()}\n`
+  await mkdir(path.join(folder, DAILY_FOLDER), { recursive: true })
+  for (let n = 1; n <= MAX_SAME_NAME; n++) {
+    const source = `${DAILY_FOLDER}/${n === 1 ? base : `${base}-${n}`}.md`
+    const file = path.join(folder, source)
+    try {
+      await writeFile(file, text, { flag: "wx" })
+      return source
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error
+      if ((await readFile(file, "utf8").catch(() => "")) === text) return source
+    }
+  }
+  throw new Error(`memory: more than ${MAX_SAME_NAME} notes named ${base} today`)
+}

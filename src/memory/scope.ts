@@ -1,0 +1,318 @@
+/**
+ * Search over one memory folder, kept fresh without blocking the event loop.
+ *
+ * The index (wink BM25) lives in a worker thread that built it; searches are posted to it.
+ * Notes changed since that build form the "delta": the main thread holds their current chunks
+ * and scores them by brute force with the index's statistics, while index hits from their
+ * stale versions are excluded. When the delta grows past a threshold, a new worker builds a
+ * fresh index from the files and replaces the old one; until then both keep answering, so a
+ * note written a moment ago is found at once however large the memory is.
+ *
+ * Changes are noticed with fs.watch on the two note folders plus Steward's own writes, so a
+ * search costs a few dirty-file stats rather than one stat per note (thousands of notes take
+ * tens of milliseconds to stat). Where watching is not available every search stats every note.
+ */
+import { watch, type FSWatcher } from "node:fs"
+import { mkdir } from "node:fs/promises"
+import path from "node:path"
+import { setImmediate as nextTurn } from "node:timers/promises"
+import { Worker } from "node:worker_threads"
+import type { MemoryHit } from "../tool/services.ts"
+import { combine, rank, statsOf, withTerms, type ChunkFilter, type CorpusStats, type TermChunk } from "./bm25.ts"
+import type { Ready, SearchReply, SearchRequest, WorkerHit, WorkerInput } from "./index-worker.ts"
+import { DAILY_FOLDER, isNoteName, listNotes, readNote, sameStamp, statNote, type Chunk, type Stamp } from "./notes.ts"
+import { snippet } from "./snippet.ts"
+import { terms } from "./text.ts"
+
+const WORKER_ENTRY = new URL("./index-worker.mjs", import.meta.url)
+/** Longest run of main-thread tokenising (a large changed note) between yields. */
+const YIELD_AFTER_MS = 8
+
+export interface ScopeSearch {
+  query: string
+  /** Inclusive YYYY-MM-DD bounds on the note's date. */
+  after?: string
+  before?: string
+  limit: number
+}
+
+export interface IndexInfo {
+  folder: string
+  files: number
+  chunks: number
+  /** Bytes on the index worker's heap after the build. */
+  heapUsed: number
+  /** From starting the worker to serving from the new index. */
+  ms: number
+}
+
+export interface ScopeOptions {
+  /** Delta size (chunks, a deleted note counting one) above which the index is rebuilt. */
+  rebuildThreshold: number
+  /** false: stat every note on each search instead of relying on fs.watch. */
+  watch: boolean
+  onIndexed: (info: IndexInfo) => void
+  onError: (error: unknown) => void
+}
+
+/** A note whose current version is not the indexed one; no stamp means it was deleted. */
+interface Changed {
+  stamp?: Stamp
+  chunks: TermChunk[]
+}
+
+export class ScopeIndex {
+  /** The version of each note the serving index holds. */
+  private indexed = new Map<string, Stamp>()
+  private readonly delta = new Map<string, Changed>()
+  /** Notes that may have changed since they were last looked at. */
+  private readonly dirty = new Set<string>()
+  private rescan = false
+  private readonly watchers = new Map<string, FSWatcher>()
+  private watching: boolean
+  private serving?: IndexWorker
+  private starting?: IndexWorker
+  private building?: Promise<IndexInfo>
+  private queued?: Promise<IndexInfo>
+  /** Changes to `indexed` and `delta` run one after another on this chain. */
+  private updates: Promise<unknown> = Promise.resolve()
+  private readonly opened: Promise<void>
+  private closed = false
+
+  constructor(
+    readonly dir: string,
+    private readonly options: ScopeOptions,
+  ) {
+    this.watching = options.watch
+    this.opened = this.open()
+    // Surfaced by the first search or rebuild that awaits it.
+    this.opened.catch(() => {})
+  }
+
+  /** Steward wrote this note; the next search picks it up without waiting for the watcher. */
+  noteChanged(source: string): void {
+    this.dirty.add(source)
+  }
+
+  async search(search: ScopeSearch): Promise<MemoryHit[]> {
+    await this.opened
+    await this.update(() => this.sync())
+    if (!this.serving) await (this.building ?? this.rebuild())
+    const serving = this.serving
+    if (!serving) throw new Error("the memory index is not available")
+    // Read in the same turn as `serving`, so the delta matches the index even if a rebuild swaps them.
+    const fresh = [...this.delta.values()].flatMap((note) => note.chunks)
+    const reply = serving.search({ query: search.query, after: search.after, before: search.before, limit: search.limit, exclude: [...this.delta.keys()] })
+    const queryTerms = terms(search.query)
+    const { hits, stats } = await reply
+    const filter: ChunkFilter = { after: search.after, before: search.before }
+    const wanted = new Set(queryTerms)
+    const freshHits = rank(fresh, queryTerms, combine(stats, statsOf(fresh, queryTerms)), filter, search.limit).map(({ chunk, score }) => ({
+      source: chunk.source,
+      content: snippet(chunk.text, wanted),
+      score,
+    }))
+    return [...hits, ...freshHits]
+      .sort((a, b) => b.score - a.score)
+      .slice(0, search.limit)
+      .map((hit) => ({ ...hit, score: Math.round(hit.score * 1000) / 1000 }))
+  }
+
+  /** Builds a new index from the files; resolves once it serves. Calls during a build queue one more. */
+  rebuild(): Promise<IndexInfo> {
+    if (this.building) {
+      this.queued ??= this.building
+        .catch(() => undefined)
+        .then(() => {
+          this.queued = undefined
+          return this.rebuild()
+        })
+      return this.queued
+    }
+    this.building = this.build().finally(() => {
+      this.building = undefined
+    })
+    return this.building
+  }
+
+  async close(): Promise<void> {
+    this.closed = true
+    this.stopWatching()
+    await Promise.all([this.serving?.terminate(), this.starting?.terminate()])
+    await this.building?.catch(() => {})
+  }
+
+  private async open(): Promise<void> {
+    await mkdir(path.join(this.dir, DAILY_FOLDER), { recursive: true })
+    this.watch(this.dir, "")
+    this.watch(path.join(this.dir, DAILY_FOLDER), `${DAILY_FOLDER}/`)
+  }
+
+  private watch(folder: string, prefix: string): void {
+    if (!this.watching || this.closed) return
+    this.watchers.get(folder)?.close()
+    this.watchers.delete(folder)
+    try {
+      const watcher = watch(folder, { persistent: false }, (_event, name) => this.onFileEvent(prefix, name))
+      watcher.on("error", () => this.stopWatching())
+      this.watchers.set(folder, watcher)
+    } catch (error) {
+      // A daily folder deleted by hand is watched again when the top watcher sees it return.
+      if ((error as NodeJS.ErrnoException).code !== "ENOENT") this.stopWatching()
+    }
+  }
+
+  private onFileEvent(prefix: string, name: string | null): void {
+    if (name === null) this.rescan = true
+    else if (isNoteName(name)) this.dirty.add(prefix + name)
+    else if (prefix === "" && name === DAILY_FOLDER) {
+      // The folder was created, removed or replaced: the old watcher saw none of its files.
+      this.rescan = true
+      this.watch(path.join(this.dir, DAILY_FOLDER), `${DAILY_FOLDER}/`)
+    }
+  }
+
+  private stopWatching(): void {
+    this.watching = false
+    for (const watcher of this.watchers.values()) watcher.close()
+    this.watchers.clear()
+  }
+
+  private update<T>(change: () => Promise<T> | T): Promise<T> {
+    const run = this.updates.then(change)
+    this.updates = run.catch(() => {})
+    return run
+  }
+
+  /** Brings the delta up to date with the files. */
+  private async sync(): Promise<void> {
+    // Lets fs.watch deliver the events the kernel has already queued (a note saved just now).
+    await nextTurn()
+    // Before the first build there is nothing to compare with: the build reads every note.
+    if ((this.rescan || !this.watching) && this.serving) {
+      this.rescan = false
+      for (const source of [...(await listNotes(this.dir)), ...this.indexed.keys(), ...this.delta.keys()]) this.dirty.add(source)
+    }
+    for (const source of this.dirty) {
+      this.dirty.delete(source)
+      await this.reconcile(source)
+    }
+    const size = [...this.delta.values()].reduce((sum, note) => sum + Math.max(1, note.chunks.length), 0)
+    if (size > this.options.rebuildThreshold && !this.building) this.rebuild().catch(this.options.onError)
+  }
+
+  private async reconcile(source: string): Promise<void> {
+    const known = this.delta.has(source) ? this.delta.get(source)!.stamp : this.indexed.get(source)
+    const stamp = await statNote(this.dir, source)
+    if (sameStamp(stamp, known)) return
+    const note = stamp ? await readNote(this.dir, source) : undefined
+    if (sameStamp(note?.stamp, this.indexed.get(source))) this.delta.delete(source)
+    else this.delta.set(source, { stamp: note?.stamp, chunks: await prepare(note?.chunks ?? [], this.delta.get(source)?.chunks) })
+  }
+
+  private async build(): Promise<IndexInfo> {
+    await this.opened
+    if (this.closed) throw new Error("memory is closed")
+    const started = performance.now()
+    const worker = new IndexWorker(this.dir, (gone) => {
+      if (this.serving === gone) this.serving = undefined
+    })
+    this.starting = worker
+    try {
+      const ready = await worker.ready
+      await this.update(() => this.swap(worker, ready))
+      const info = { folder: this.dir, files: ready.manifest.length, chunks: ready.chunks, heapUsed: ready.heapUsed, ms: performance.now() - started }
+      this.options.onIndexed(info)
+      return info
+    } finally {
+      if (this.starting === worker) this.starting = undefined
+    }
+  }
+
+  private swap(worker: IndexWorker, ready: Ready): void {
+    if (this.closed) {
+      void worker.terminate()
+      return
+    }
+    this.serving?.retire()
+    this.serving = worker
+    this.indexed = new Map(ready.manifest)
+    // Notes the new index read in their current version leave the delta; later edits stay.
+    for (const [source, note] of this.delta) if (sameStamp(note.stamp, this.indexed.get(source))) this.delta.delete(source)
+  }
+}
+
+/** Tokenises changed chunks, reusing the terms of chunks that did not change (an append to memory.md). */
+async function prepare(chunks: Chunk[], previous: readonly TermChunk[] = []): Promise<TermChunk[]> {
+  const known = new Map(previous.map((chunk) => [chunk.text, chunk]))
+  const prepared: TermChunk[] = []
+  let since = performance.now()
+  for (const chunk of chunks) {
+    const same = known.get(chunk.text)
+    prepared.push(same ? { ...chunk, tf: same.tf, length: same.length } : withTerms(chunk))
+    if (performance.now() - since > YIELD_AFTER_MS) {
+      await nextTurn()
+      since = performance.now()
+    }
+  }
+  return prepared
+}
+
+type Answer = { hits: WorkerHit[]; stats: CorpusStats }
+
+/** One index worker: resolves `ready` when built, then answers searches until stopped. */
+class IndexWorker {
+  readonly ready: Promise<Ready>
+  private readonly worker: Worker
+  private readonly pending = new Map<number, { resolve: (answer: Answer) => void; reject: (error: Error) => void }>()
+  private nextId = 0
+  private retired = false
+  private failure?: Error
+
+  constructor(dir: string, onExit: (worker: IndexWorker) => void) {
+    this.worker = new Worker(WORKER_ENTRY, { workerData: { dir } satisfies WorkerInput })
+    let started!: (ready: Ready) => void
+    let failed!: (error: Error) => void
+    this.ready = new Promise((resolve, reject) => {
+      started = resolve
+      failed = reject
+    })
+    this.worker.on("message", (message: Ready | SearchReply) => ("type" in message ? started(message) : this.settle(message)))
+    this.worker.on("error", (error) => {
+      this.failure = error
+    })
+    this.worker.on("exit", (code) => {
+      const error = this.failure ?? new Error(`the memory index worker stopped (exit code ${code})`)
+      failed(error)
+      for (const { reject } of this.pending.values()) reject(error)
+      this.pending.clear()
+      onExit(this)
+    })
+  }
+
+  search(request: Omit<SearchRequest, "id">): Promise<Answer> {
+    const id = this.nextId++
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject })
+      this.worker.postMessage({ ...request, id } satisfies SearchRequest)
+    })
+  }
+
+  /** Stops the worker once the searches it is answering are done. */
+  retire(): void {
+    this.retired = true
+    if (this.pending.size === 0) void this.worker.terminate()
+  }
+
+  async terminate(): Promise<void> {
+    await this.worker.terminate()
+  }
+
+  private settle(reply: SearchReply): void {
+    const pending = this.pending.get(reply.id)
+    this.pending.delete(reply.id)
+    if ("error" in reply) pending?.reject(new Error(reply.error))
+    else pending?.resolve(reply)
+    if (this.retired && this.pending.size === 0) void this.worker.terminate()
+  }
+}
