@@ -1,7 +1,9 @@
-/** `npm run bench [-- --json]`: every benchmark, figures beside targets. */
+/** `npm run bench [-- --json]`: every benchmark, figures beside their targets. */
 import { runCoreBench } from "./core.ts"
 import { Figures } from "./figures.ts"
+import { runMemoryBench } from "./memory.ts"
 
-const figures = new Figures(process.argv.includes("--json"))
-await runCoreBench(figures)
+const json = process.argv.includes("--json")
+await runCoreBench(new Figures(json))
+await runMemoryBench({ json })
 process.exit(0)

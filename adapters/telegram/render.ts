@@ -33,8 +33,8 @@ const CODE = tag("code")
 const PRE = tag("pre")
 const QUOTE = tag("blockquote")
 
-const escapeText = (text: string) => text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;")
-const escapeAttribute = (text: string) => escapeText(text).replace(/"/g, "&quot;")
+const ESCAPED: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;" }
+const escapeAttribute = (text: string) => text.replace(/[&<>"]/g, (char) => ESCAPED[char] ?? "&quot;")
 
 /**
  * Renders model-written Markdown as Telegram HTML, split into messages of at most `limit`
@@ -119,7 +119,7 @@ function parseBlocks(lines: string[]): Block[] {
 
 function renderBlocks(blocks: Block[], context: Context, atoms: Atom[]): void {
   const text = (value: string) => {
-    for (const char of value) atoms.push({ html: escapeText(char), text: char })
+    for (const char of value) atoms.push({ html: ESCAPED[char] ?? char, text: char })
   }
   const element = (t: Tag, body: () => void) => {
     atoms.push({ html: t.open, text: "", open: t })
@@ -166,141 +166,173 @@ const enter = (context: Context, t: Tag): Context => ({ ...context, active: new 
 /** Telegram has no use for `<b>` inside `<b>`; an element already open contributes only its content. */
 const wrap = (t: Tag, children: Inline[], context: Context): Inline[] => (context.active.has(t.name) ? children : [{ tag: t, children }])
 
-function runEnd(s: string, i: number): number {
-  let end = i
-  while (s[end] === s[i]) end++
-  return end
+const EMPHASIS: Record<string, Tag> = { "~~": STRIKE, "**": BOLD, __: BOLD, "*": ITALIC, _: ITALIC }
+/** Where the next character that may start markup is. */
+const SPECIAL = /[\\`[*_~]/g
+
+function runEnd(s: string, i: number, end: number): number {
+  let k = i
+  while (k < end && s[k] === s[i]) k++
+  return k
 }
 
-/** Where a code span opened by `length` backticks ends: the next run of exactly that many. */
-function codeClose(s: string, from: number, length: number): number {
-  for (let k = s.indexOf("`", from); k >= 0; ) {
-    const end = runEnd(s, k)
-    if (end - k === length) return k
-    k = s.indexOf("`", end)
-  }
-  return -1
-}
-
-/** Skips a code span or an escape at `k`, since neither can hold a delimiter; returns where to look next. */
-function skipLiteral(s: string, k: number): number | undefined {
-  if (s[k] === "\\") return k + 2
-  if (s[k] !== "`") return undefined
-  const end = runEnd(s, k)
-  const close = codeClose(s, end, end - k)
-  return close < 0 ? end : close + (end - k)
-}
+const parseInline = (text: string, context: Context) => new InlineParser(text).parse(0, text.length, context)
 
 /**
- * The closing delimiter for `delimiter` opened at `i`, or -1. Openers must be followed and
- * closers preceded by non-space, `_` must not sit inside a word (snake_case stays as is),
- * and a run of exactly two characters belongs to `**`/`__`, not to `*`/`_`.
+ * Inline Markdown of one block. Nested elements are parsed as ranges of the same string,
+ * so code spans and brackets are matched once up front and stray delimiters are looked
+ * for once: input full of unmatched `*` or `` ` `` stays near linear.
  */
-function closerOf(s: string, i: number, delimiter: string): number {
-  const char = delimiter[0]
-  const from = i + delimiter.length
-  if (isSpace(s[from]) || (char === "_" && isWordChar(s[i - 1]))) return -1
-  for (let k = from; k < s.length; ) {
-    const skipped = skipLiteral(s, k)
-    if (skipped !== undefined) {
-      k = skipped
-      continue
+class InlineParser {
+  /** Backtick run start → start of the next run of the same length, which closes its code span. */
+  private readonly codeClose = new Map<number, number>()
+  private readonly bracketClose = new Map<number, number>()
+  /** `delimiter:end` → the first position from which no closer was found before `end`. */
+  private readonly noCloser = new Map<string, number>()
+
+  constructor(private readonly s: string) {
+    const runs: [number, number][] = []
+    for (let k = s.indexOf("`"); k >= 0; k = s.indexOf("`", k)) {
+      const end = runEnd(s, k, s.length)
+      runs.push([k, end - k])
+      k = end
     }
-    if (s[k] !== char) {
+    const following = new Map<number, number>()
+    for (const [start, length] of runs.reverse()) {
+      const close = following.get(length)
+      if (close !== undefined) this.codeClose.set(start, close)
+      following.set(length, start)
+    }
+    const open: number[] = []
+    for (let k = 0; k < s.length; ) {
+      const skipped = this.skipLiteral(k, s.length)
+      if (skipped !== undefined) {
+        k = skipped
+        continue
+      }
+      if (s[k] === "[") open.push(k)
+      if (s[k] === "]" && open.length > 0) this.bracketClose.set(open.pop()!, k)
       k++
-      continue
     }
-    const end = runEnd(s, k)
-    const fits = delimiter.length === 2 ? end - k >= 2 : end - k !== 2
-    if (fits && k > from && !isSpace(s[k - 1]) && !(char === "_" && isWordChar(s[end]))) return end - delimiter.length
-    k = end
   }
-  return -1
-}
 
-function parseLink(s: string, i: number, context: Context): { nodes: Inline[]; end: number } | undefined {
-  let k = i + 1
-  for (let depth = 0; k < s.length; ) {
-    const skipped = skipLiteral(s, k)
-    if (skipped !== undefined) {
-      k = skipped
-      continue
+  parse(start: number, end: number, context: Context): Inline[] {
+    const s = this.s
+    const nodes: Inline[] = []
+    let text = ""
+    const push = (added: Inline[]) => {
+      for (const node of added) {
+        if (typeof node === "string") {
+          text += node
+          continue
+        }
+        if (text) nodes.push(text)
+        text = ""
+        nodes.push(node)
+      }
     }
-    if (s[k] === "]" && depth-- === 0) break
-    if (s[k] === "[") depth++
-    k++
+    let i = start
+    while (i < end) {
+      SPECIAL.lastIndex = i
+      const next = Math.min(SPECIAL.exec(s)?.index ?? end, end)
+      text += s.slice(i, next)
+      i = next
+      if (i >= end) break
+      const char = s[i]
+      if (char === "\\") {
+        const escaped = i + 1 < end && ESCAPABLE.test(s[i + 1])
+        text += escaped ? s[i + 1] : char
+        i += escaped ? 2 : 1
+      } else if (char === "`") {
+        const after = this.skipLiteral(i, end)!
+        const length = runEnd(s, i, end) - i
+        if (after === i + length) {
+          // The whole run is literal, so a shorter run inside it cannot open a span either.
+          text += s.slice(i, after)
+        } else {
+          const code = s.slice(i + length, after - length)
+          push(wrap(CODE, [/^ .*[^ ].* $/s.test(code) ? code.slice(1, -1) : code], context))
+        }
+        i = after
+      } else if (char === "[") {
+        const link = context.active.has("a") ? undefined : this.link(i, end, context)
+        push(link?.nodes ?? [char])
+        i = link?.end ?? i + 1
+      } else {
+        const delimiter = i + 1 < end && s[i + 1] === char ? char + char : char
+        const close = delimiter in EMPHASIS ? this.closerOf(i, end, delimiter) : -1
+        if (close < 0) {
+          // An unmatched `**` yields one literal `*`, so the second may still open italics.
+          text += char
+          i++
+        } else {
+          const t = EMPHASIS[delimiter]
+          push(wrap(t, this.parse(i + delimiter.length, close, enter(context, t)), context))
+          i = close + delimiter.length
+        }
+      }
+    }
+    if (text) nodes.push(text)
+    return nodes
   }
-  if (s[k + 1] !== "(") return undefined
-  let m = k + 2
-  for (let depth = 0; m < s.length && !isSpace(s[m]); m++) {
-    if (s[m] === ")" && depth-- === 0) break
-    if (s[m] === "(") depth++
-  }
-  const label = s.slice(i + 1, k)
-  const url = s.slice(k + 2, m)
-  if (s[m] !== ")" || !label.trim() || !url) return undefined
-  const end = m + 1
-  const link = tag("a", ` href="${escapeAttribute(url)}"`)
-  // Unsafe schemes (javascript:, data:) and links too long to re-open after a split are shown as written.
-  if (!SAFE_URL.test(url) || link.open.length > context.maxLinkTag) return { nodes: [s.slice(i, end)], end }
-  return { nodes: wrap(link, parseInline(label, enter(context, link)), context), end }
-}
 
-const EMPHASIS: Record<string, Tag> = { "~~": STRIKE, "**": BOLD, __: BOLD, "*": ITALIC, _: ITALIC }
+  /** Skips a code span or an escape at `k`, since neither can hold markup; returns where to look next. */
+  private skipLiteral(k: number, end: number): number | undefined {
+    if (this.s[k] === "\\") return k + 2
+    if (this.s[k] !== "`") return undefined
+    const length = runEnd(this.s, k, end) - k
+    const close = this.codeClose.get(k)
+    return close !== undefined && close + length <= end ? close + length : k + length
+  }
 
-function parseInline(s: string, context: Context): Inline[] {
-  const nodes: Inline[] = []
-  const push = (...added: Inline[]) => {
-    for (const node of added) {
-      if (typeof node === "string" && typeof nodes.at(-1) === "string") nodes[nodes.length - 1] += node
-      else nodes.push(node)
+  /**
+   * The closing delimiter for `delimiter` opened at `i`, or -1. Openers must be followed and
+   * closers preceded by non-space, `_` must not sit inside a word (snake_case stays as is),
+   * and a run of exactly two characters belongs to `**`/`__`, not to `*`/`_`.
+   */
+  private closerOf(i: number, end: number, delimiter: string): number {
+    const s = this.s
+    const char = delimiter[0]
+    const from = i + delimiter.length
+    if (from >= end || isSpace(s[from]) || (char === "_" && isWordChar(s[i - 1]))) return -1
+    const key = `${delimiter}:${end}`
+    if ((this.noCloser.get(key) ?? end) <= from) return -1
+    for (let k = from; k < end; ) {
+      const skipped = this.skipLiteral(k, end)
+      if (skipped !== undefined) {
+        k = skipped
+        continue
+      }
+      if (s[k] !== char) {
+        k++
+        continue
+      }
+      const runStop = runEnd(s, k, end)
+      const fits = delimiter.length === 2 ? runStop - k >= 2 : runStop - k !== 2
+      if (fits && k > from && !isSpace(s[k - 1]) && !(char === "_" && isWordChar(s[runStop]))) return runStop - delimiter.length
+      k = runStop
     }
+    this.noCloser.set(key, from)
+    return -1
   }
-  let i = 0
-  while (i < s.length) {
-    const char = s[i]
-    if (char === "\\" && ESCAPABLE.test(s[i + 1] ?? "")) {
-      push(s[i + 1])
-      i += 2
-    } else if (char === "`") {
-      const end = runEnd(s, i)
-      const close = codeClose(s, end, end - i)
-      if (close < 0) {
-        // The whole run is literal, so a shorter run inside it cannot open a span either.
-        push(s.slice(i, end))
-        i = end
-      } else {
-        const code = s.slice(end, close)
-        push(...wrap(CODE, [/^ .*[^ ].* $/s.test(code) ? code.slice(1, -1) : code], context))
-        i = close + (end - i)
-      }
-    } else if (char === "[" && !context.active.has("a")) {
-      const link = parseLink(s, i, context)
-      if (link) {
-        push(...link.nodes)
-        i = link.end
-      } else {
-        push(char)
-        i++
-      }
-    } else if (char === "*" || char === "_" || char === "~") {
-      const delimiter = s[i + 1] === char ? char + char : char
-      const close = delimiter in EMPHASIS ? closerOf(s, i, delimiter) : -1
-      if (close < 0) {
-        // An unmatched `**` yields one literal `*`, so the second may still open italics.
-        push(char)
-        i++
-      } else {
-        const t = EMPHASIS[delimiter]
-        push(...wrap(t, parseInline(s.slice(i + delimiter.length, close), enter(context, t)), context))
-        i = close + delimiter.length
-      }
-    } else {
-      push(char)
-      i++
+
+  private link(i: number, end: number, context: Context): { nodes: Inline[]; end: number } | undefined {
+    const s = this.s
+    const k = this.bracketClose.get(i)
+    if (k === undefined || k + 1 >= end || s[k + 1] !== "(") return undefined
+    let m = k + 2
+    for (let depth = 0; m < end && !isSpace(s[m]); m++) {
+      if (s[m] === ")" && depth-- === 0) break
+      if (s[m] === "(") depth++
     }
+    const label = s.slice(i + 1, k)
+    const url = s.slice(k + 2, m)
+    if (m >= end || s[m] !== ")" || !label.trim() || !url) return undefined
+    const link = tag("a", ` href="${escapeAttribute(url)}"`)
+    // Unsafe schemes (javascript:, data:) and links too long to re-open after a split are shown as written.
+    if (!SAFE_URL.test(url) || link.open.length > context.maxLinkTag) return { nodes: [s.slice(i, m + 1)], end: m + 1 }
+    return { nodes: wrap(link, this.parse(i + 1, k, enter(context, link)), context), end: m + 1 }
   }
-  return nodes
 }
 
 // ── splitting ─────────────────────────────────────────────────────────────────────────
@@ -326,7 +358,7 @@ function cutOf(atoms: Atom[], start: number, open: readonly Tag[], limit: number
       // MIN_LIMIT guarantees room for the re-opened tags and one character, so some cut exists.
       return best.findLast((cut) => cut >= 0)!
     }
-    if (!atom.open && !atom.close) best[priority(atoms, i + 1)] = i + 1
+    best[priority(atoms, i + 1)] = i + 1
   }
   return atoms.length
 }
@@ -339,13 +371,15 @@ function split(atoms: Atom[], limit: number): Chunk[] {
     // Skip what would only start a chunk with blank space or an element that closes at once;
     // inside <pre> only line breaks, so the first line keeps its indentation.
     const blank = open.includes(PRE) ? /^\n$/ : /^\s$/
-    for (; start < atoms.length && (atoms[start].close || (!atoms[start].open && blank.test(atoms[start].text))); start++) {
+    for (; start < atoms.length && (atoms[start].close || blank.test(atoms[start].text)); start++) {
       if (atoms[start].close) open = open.slice(0, -1)
     }
     if (start >= atoms.length) return chunks
-    const cut = cutOf(atoms, start, open, limit)
-    const body = atoms.slice(start, cut)
-    const lastText = body.findLastIndex((atom) => !atom.open && !atom.close && /\S/.test(atom.text))
+    let body = atoms.slice(start, cutOf(atoms, start, open, limit))
+    const lastText = body.findLastIndex((atom) => /\S/.test(atom.text))
+    // A chunk that would end just inside an element leaves that element to the next chunk.
+    const dangling = body.findIndex((atom, n) => n > lastText && atom.open)
+    if (lastText >= 0 && dangling >= 0) body = body.slice(0, dangling)
     // Trailing blank space is dropped: Telegram trims it anyway.
     const kept = body.filter((atom, n) => n <= lastText || atom.open || atom.close)
     const prefix = open.map((t) => t.open).join("")
@@ -356,6 +390,6 @@ function split(atoms: Atom[], limit: number): Chunk[] {
     const html = prefix + kept.map((atom) => atom.html).join("") + open.map((t) => t.close).reverse().join("")
     const plain = kept.map((atom) => atom.text).join("")
     if (plain.trim()) chunks.push({ html, plain })
-    start = cut
+    start += body.length
   }
 }

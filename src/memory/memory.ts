@@ -80,7 +80,7 @@ export class Memory implements MemoryService {
   }
 
   /** Expects a query with searchable words and a limit of 1–50 (the tool checks both). */
-  search(user: string, search: MemorySearch): Promise<MemoryHit[]> {
+  async search(user: string, search: MemorySearch): Promise<MemoryHit[]> {
     return this.scope(user).search({
       query: search.query,
       after: search.after && localDay(search.after),
@@ -90,7 +90,7 @@ export class Memory implements MemoryService {
   }
 
   /** Rebuilds `user`'s index now (normally it happens when enough notes changed). */
-  rebuild(user: string): Promise<IndexInfo> {
+  async rebuild(user: string): Promise<IndexInfo> {
     return this.scope(user).rebuild()
   }
 

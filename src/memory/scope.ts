@@ -1,7 +1,7 @@
 /**
  * Search over one memory folder, kept fresh without blocking the event loop.
  *
- * The index (wink BM25) lives in a worker thread that built it; searches are posted to it.
+ * The index (bm25.ts) lives in the worker thread that built it; searches are posted to it.
  * Notes changed since that build form the "delta": the main thread holds their current chunks
  * and scores them by brute force with the index's statistics, while index hits from their
  * stale versions are excluded. When the delta grows past a threshold, a new worker builds a
@@ -232,7 +232,7 @@ export class ScopeIndex {
   private swap(worker: IndexWorker, ready: Ready): void {
     if (this.closed) {
       void worker.terminate()
-      return
+      throw new Error("memory is closed")
     }
     this.serving?.retire()
     this.serving = worker

@@ -77,7 +77,8 @@ function asciiTerm(word: string): string | undefined {
 function latinTerm(word: string): string | undefined {
   let term = word.normalize("NFKC").toLowerCase().replace(/’/g, "'")
   if (LATIN.test(term)) term = term.normalize("NFD").replace(/\p{M}+/gu, "")
-  return ASCII_TEXT.test(term) ? asciiTerm(term) : STOP_WORDS.has(term) ? undefined : term
+  // Folding may have left plain ASCII ("café" → "cafe"), which then stems like any English word.
+  return ASCII_TEXT.test(term) ? asciiTerm(term) : term
 }
 
 function scanCjk(run: string, offset: number, emit: Emit): void {

@@ -29,7 +29,7 @@ function toDate(match: RegExpExecArray, bound: "start" | "end"): Date | undefine
   const [year, month, day] = [Number(y), Number(mo) - 1, Number(d)]
   const [hour, minute, second] = [Number(h ?? 0), Number(mi ?? 0), Number(s ?? 0)]
   const offset = zone === undefined ? 0 : offsetMinutes(zone)
-  if (month > 11 || day < 1 || day > daysInMonth(year, month)) return undefined
+  if (month < 0 || month > 11 || day < 1 || day > daysInMonth(year, month)) return undefined
   if (hour > 23 || minute > 59 || second > 59 || offset === undefined) return undefined
   const date = new Date(0)
   if (h === undefined) {

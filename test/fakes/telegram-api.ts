@@ -32,7 +32,7 @@ export type TelegramApi = {
   pushUpdate(update: Update): void
   /** The next call of `method` fails this way instead of running; several queue up. */
   failNext(method: string, failure: Failure): void
-  /** Resolves with the predicate's first truthy value; rejects once `timeoutMs` has passed. */
+  /** Resolves with the predicate's first truthy value; rejects once `timeoutMs` (default 5000) has passed. */
   waitFor<T>(predicate: () => T, timeoutMs?: number): Promise<NonNullable<T>>
   close(): Promise<void>
 }
@@ -45,6 +45,8 @@ const MAX_POLL_SECONDS = 50
 /** Update types Telegram sends only when `allowed_updates` names them. */
 const OPT_IN_UPDATES = new Set(["chat_member", "message_reaction", "message_reaction_count"])
 const CHAT_ACTIONS = new Set(["typing", "upload_photo", "record_video", "upload_video", "record_voice", "upload_voice", "upload_document", "choose_sticker", "find_location", "record_video_note", "upload_video_note"])
+
+type Wake = "update" | "timeout" | "conflict" | "gone" | "closed"
 
 class ApiError extends Error {
   constructor(
@@ -119,7 +121,8 @@ export async function startTelegramApi(options: TelegramApiOptions = {}): Promis
   const pendingQueries = new Set<string>()
   let queue: Update[] = []
   let allowed: Set<string> | undefined
-  let poller: { wake(reason: "update" | "conflict" | "gone" | "closed"): void } | undefined
+  /** The getUpdates call waiting for an update; Telegram allows one at a time. */
+  let poller: { wake(reason: Wake): void } | undefined
 
   const find = (params: Params) => {
     const chat = chatOf(params)
@@ -145,9 +148,9 @@ export async function startTelegramApi(options: TelegramApiOptions = {}): Promis
     for (;;) {
       const updates = deliverable(limit)
       if (updates.length > 0 || Date.now() >= deadline) return updates
-      const reason = await new Promise<string>((resolve) => {
+      const reason = await new Promise<Wake>((resolve) => {
         const self = {
-          wake(why: string) {
+          wake(why: Wake) {
             clearTimeout(timer)
             res.off("close", gone)
             if (poller === self) poller = undefined
@@ -300,6 +303,8 @@ export async function startTelegramApi(options: TelegramApiOptions = {}): Promis
     async close() {
       if (!server.listening) return
       poller?.wake("closed")
+      // Let the woken poll write its empty answer before the connections go.
+      await new Promise((resolve) => setImmediate(resolve))
       await new Promise<void>((resolve) => {
         server.close(() => resolve())
         server.closeAllConnections()
