@@ -16,6 +16,7 @@ import sqlite3 from "sqlite3"
 import { Memory } from "../src/memory/memory.ts"
 import { listNotes, readNote, type Chunk } from "../src/memory/notes.ts"
 import { Figures } from "./figures.ts"
+import { seededRandom } from "../test/support/random.ts"
 
 const USER = "bench:owner"
 const QUERIES = 300
@@ -50,14 +51,14 @@ async function benchSize(figures: Figures, size: number, targets: boolean): Prom
   const root = await mkdtemp(join(tmpdir(), "steward-memory-bench-"))
   const memory = new Memory({ dir: root, scope: "shared", rebuildThreshold: 1_000_000 })
   try {
-    await generate(join(root, "shared"), size, mulberry32(size))
+    await generate(join(root, "shared"), size, seededRandom(size))
     const built = await memory.rebuild(USER)
     figures.add(`${label}_chunks`, built.chunks, "chunks")
     figures.add(`${label}_build`, built.ms, "ms")
     figures.add(`${label}_worker_heap_after_build`, built.heapUsed / 2 ** 20, "MiB")
     // The corpus is dropped before the rebuild below: a bench-sized main heap would add GC
     // pauses that Steward's main thread, which never holds the corpus, does not have.
-    await compareWithFts(figures, label, targets, memory, join(root, "shared"), mulberry32(size + 1))
+    await compareWithFts(figures, label, targets, memory, join(root, "shared"), seededRandom(size + 1))
 
     const idle: number[] = []
     for (let i = 0; i < FRESHNESS_TRIALS; i++) idle.push(await freshness(memory, `idle${i}`))
@@ -240,16 +241,6 @@ function makeQueries(chunks: Chunk[], random: () => number): Query[] {
   return queries
 }
 
-function mulberry32(seed: number): () => number {
-  let state = seed >>> 0
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0
-    let t = state
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 // ---- FTS5 ------------------------------------------------------------------------------
 
