@@ -5,5 +5,5 @@ import { runMemoryBench } from "./memory.ts"
 
 const json = process.argv.includes("--json")
 await runCoreBench(new Figures(json))
-await runMemoryBench({ json })
+if (!process.argv.includes("--core")) await runMemoryBench({ json })
 process.exit(0)

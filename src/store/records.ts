@@ -31,6 +31,8 @@ export interface TaskRecord {
   /** Session of the caller; the task's own session is its child. */
   parentSessionId: string
   sessionId: string
+  /** The task continues an earlier task's session (delegate's session_id). */
+  continuesSession?: boolean
   /** The Planner task whose run committed this worker task. */
   parentTaskId?: string
   /** `${sessionId}:${toolCallId}` of the delegate call that created it: a call replayed after

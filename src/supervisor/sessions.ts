@@ -39,6 +39,12 @@ export class Sessions {
     return session
   }
 
+  /** A session whose record the caller writes in its own save (with the task or conversation
+   *  that introduces it): nothing to read, nothing more to write. */
+  adopt(info: SessionRecord): void {
+    this.cache.set(info.id, Promise.resolve(new Session(info, [], this.store)))
+  }
+
   async exists(id: string): Promise<SessionRecord | undefined> {
     return (await this.cache.get(id))?.info ?? (await this.store.session(id))
   }

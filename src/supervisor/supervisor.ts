@@ -185,7 +185,9 @@ export class Supervisor implements Services {
   private async turn(conversation: Conversation): Promise<void> {
     const first = conversation.events[0]!
     const attempt = { ...first, attempts: first.attempts + 1 }
-    await this.deps.store.save({ events: [attempt] })
+    // Not awaited on its own: the store keeps write order, and the turn's first model call waits
+    // for a later write (its input), so the attempt is on disk before anything is acted on.
+    this.deps.store.save({ events: [attempt] }).catch((error) => this.deps.log.error({ err: error }, "could not record a turn attempt"))
     conversation.events[0] = attempt
     const session = await this.tellerSession(conversation)
     if (attempt.attempts > MAX_TURN_ATTEMPTS) {
@@ -236,15 +238,18 @@ export class Supervisor implements Services {
   }
 
   private async tellerSession(conversation: Conversation): Promise<Session> {
+    const info = (id: string): SessionRecord => ({ id, role: "teller", agent: "teller", conversation: conversation.id, user: conversation.user, createdAt: now() })
     if (!conversation.tellerSessionId) {
-      let record = await this.deps.store.conversation(conversation.id)
-      if (!record) {
-        record = { id: conversation.id, user: conversation.user, tellerSessionId: newId() }
-        await this.deps.store.save({ conversations: [record] })
+      const record = await this.deps.store.conversation(conversation.id)
+      if (record) conversation.tellerSessionId = record.tellerSessionId
+      else {
+        const session = info(newId())
+        await this.deps.store.save({ conversations: [{ id: conversation.id, user: conversation.user, tellerSessionId: session.id }], sessions: [session] })
+        this.sessions.adopt(session)
+        conversation.tellerSessionId = session.id
       }
-      conversation.tellerSessionId = record.tellerSessionId
     }
-    return this.sessions.open({ id: conversation.tellerSessionId, role: "teller", agent: "teller", conversation: conversation.id, user: conversation.user, createdAt: now() })
+    return this.sessions.open(info(conversation.tellerSessionId))
   }
 
   // ── tasks ───────────────────────────────────────────────────────────────────
@@ -255,6 +260,8 @@ export class Supervisor implements Services {
     if (known) return { taskId: known }
     const role = ctx.role === "teller" ? "planner" : "worker"
     const continued = request.sessionId ? await this.sessions.exists(request.sessionId) : undefined
+    // An unknown or foreign session id starts fresh rather than failing the call.
+    const continues = continued !== undefined && continued.conversation === ctx.conversation && continued.role === role
     const task: TaskRecord = {
       id: newId(),
       role,
@@ -268,8 +275,8 @@ export class Supervisor implements Services {
       conversation: ctx.conversation,
       user: ctx.user,
       parentSessionId: ctx.sessionId,
-      // An unknown or foreign session id starts fresh rather than failing the call.
-      sessionId: continued && continued.conversation === ctx.conversation && continued.role === role ? continued.id : newId(),
+      sessionId: continues ? continued.id : newId(),
+      continuesSession: continues || undefined,
       origin,
       attempts: 0,
       createdAt: now(),
@@ -282,7 +289,9 @@ export class Supervisor implements Services {
       this.track(update)
       return { taskId: task.id }
     }
-    await this.deps.store.save({ tasks: [task] })
+    const session = continues ? undefined : this.sessionOf(task)
+    await this.deps.store.save({ tasks: [task], sessions: session ? [session] : [] })
+    if (session) this.sessions.adopt(session)
     this.track(task)
     this.plannerQueue.push(task.id, task.priority)
     this.dispatch()
@@ -355,7 +364,7 @@ export class Supervisor implements Services {
         this.track(task)
         const agent = task.role === "planner" ? this.deps.agents.planner : this.deps.agents.workers.get(task.agent)
         if (!agent) throw new Error(`unknown worker type "${task.agent}"`)
-        const session = await this.sessions.open({ id: task.sessionId, role: task.role, agent: task.agent, parentId: task.parentSessionId, conversation: task.conversation, user: task.user, createdAt: now() })
+        const session = await this.sessions.open(this.sessionOf(task))
         const takeInput = () => (session.has(task.id) ? [] : [{ eventId: task.id, text: task.prompt, fromUser: true }])
         return this.run(agent, session, controller.signal, task, takeInput, task.id)
       })
@@ -383,8 +392,10 @@ export class Supervisor implements Services {
     this.queueOf(task).remove(task.id)
     const committed = end.status === "completed" ? (task.staged ?? []).map((child) => ({ ...child, parentTaskId: task.id, createdAt: now() })) : []
     const update: TaskRecord = { ...task, ...end, endedAt: now(), staged: undefined, children: task.role === "planner" ? committed.map((c) => c.id) : undefined }
-    await this.deps.store.save({ tasks: [update, ...committed] })
+    const sessions = committed.filter((child) => !child.continuesSession).map((child) => this.sessionOf(child))
+    await this.deps.store.save({ tasks: [update, ...committed], sessions })
     this.track(update)
+    for (const session of sessions) this.sessions.adopt(session)
     for (const child of committed) {
       this.track(child)
       this.workerQueue.push(child.id, child.priority)
@@ -407,6 +418,10 @@ export class Supervisor implements Services {
     await this.deps.store.save({ tasks: [update], events: [event] })
     this.track(update)
     this.enqueueEvent(event)
+  }
+
+  private sessionOf(task: TaskRecord): SessionRecord {
+    return { id: task.sessionId, role: task.role, agent: task.agent, parentId: task.parentSessionId, conversation: task.conversation, user: task.user, createdAt: task.createdAt }
   }
 
   // ── running an agent ────────────────────────────────────────────────────────
