@@ -9,7 +9,7 @@ import type { LanguageModelV3CallOptions, LanguageModelV3Content, LanguageModelV
 import { MockLanguageModelV3 } from "ai/test"
 import pino from "pino"
 import { startApp } from "../src/app.ts"
-import type { Channel, InboundMessage } from "../src/channel/channel.ts"
+import type { Channel, ChannelHandlers, InboundMessage, OutgoingMessage } from "../src/channel/channel.ts"
 import { loadConfig } from "../src/config/config.ts"
 import { Figures } from "./figures.ts"
 
@@ -28,10 +28,10 @@ class BenchChannel implements Channel {
   private waiting = new Map<string, () => void>()
   private sent = 0
 
-  async start(onMessage: (message: InboundMessage) => Promise<void>) {
+  async start({ onMessage }: ChannelHandlers) {
     this.onMessage = onMessage
   }
-  async send(conversation: string, text: string) {
+  async send(conversation: string, { text }: OutgoingMessage) {
     if (text.startsWith("final")) {
       const wake = this.waiting.get(conversation)
       this.waiting.delete(conversation)
@@ -39,6 +39,7 @@ class BenchChannel implements Channel {
     }
     return { messageId: String(++this.sent) }
   }
+  async edit() {}
   async stop() {}
 
   /** Sends a message and resolves when its final reply was handed to the channel. */

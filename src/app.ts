@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs"
 import type { LanguageModel } from "ai"
 import type { Logger } from "pino"
 import { loadAgents, type Agent } from "./agent/agents.ts"
-import type { Channel } from "./channel/channel.ts"
+import { channelOf, type Channel } from "./channel/channel.ts"
 import { ZodError } from "zod"
 import { ConfigError, PROVIDERS, type Config, type ModelSpec } from "./config/config.ts"
 import { resolveModel } from "./model/model.ts"
@@ -38,8 +38,9 @@ export async function startApp(config: Config, log: Logger, channels: Channel[],
   await outbox.load()
   await supervisor.start()
   const running = supervisor
-  running.events.on("progress", (conversation, update) => byName.get(conversation.split(":")[0])?.progress?.(conversation, update))
-  for (const channel of channels) await channel.start((message) => running.inbound(message).then(() => {}))
+  running.events.on("progress", (conversation, update) => byName.get(channelOf(conversation))?.progress?.(conversation, update))
+  running.events.on("activity", (conversation, busy) => byName.get(channelOf(conversation))?.activity?.(conversation, busy))
+  for (const channel of channels) await channel.start({ onMessage: (message) => running.inbound(message).then(() => {}), commands: running.commands() })
   return {
     supervisor: running,
     store,

@@ -1,6 +1,6 @@
 import { createInterface } from "node:readline"
 import type { Readable, Writable } from "node:stream"
-import type { Channel, InboundMessage, ProgressUpdate } from "../../src/channel/channel.ts"
+import type { Channel, ChannelHandlers, OutgoingMessage, ProgressUpdate } from "../../src/channel/channel.ts"
 
 export const CONSOLE_CONVERSATION = "console:local"
 
@@ -20,7 +20,7 @@ export class ConsoleChannel implements Channel {
     private readonly onEnd: () => void = () => {},
   ) {}
 
-  async start(onMessage: (message: InboundMessage) => Promise<void>): Promise<void> {
+  async start({ onMessage }: ChannelHandlers): Promise<void> {
     const tty = Boolean(this.input.isTTY)
     this.lines = createInterface({ input: this.input, output: tty ? this.output : undefined, terminal: tty, prompt: "you> " })
     // Messages are handed over one after another so their order is the order typed.
@@ -34,9 +34,16 @@ export class ConsoleChannel implements Channel {
     if (tty) this.lines.prompt()
   }
 
-  async send(_conversation: string, text: string): Promise<{ messageId: string }> {
-    this.print(`steward: ${text}`)
+  async send(_conversation: string, message: OutgoingMessage): Promise<{ messageId: string }> {
+    // The core takes a typed number or label as the answer to a question.
+    const choices = message.buttons?.map((button, i) => `  ${i + 1}. ${button.label}`) ?? []
+    this.print([`steward: ${message.text}`, ...choices].join("\n"))
     return { messageId: `console-${++this.sent}` }
+  }
+
+  /** A terminal has no message to edit: the new state is printed as a line of its own. */
+  async edit(_conversation: string, _messageId: string, message: OutgoingMessage): Promise<void> {
+    this.print(`steward: ${message.text}`)
   }
 
   progress(_conversation: string, update: ProgressUpdate): void {

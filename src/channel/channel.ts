@@ -1,12 +1,30 @@
 import type { ToolSummary } from "../store/records.ts"
 
-/** A chat message as an adapter hands it to the core. */
+/** A chat message or a button press, as an adapter hands it to the core. */
 export interface InboundMessage {
   /** `<channel>:…`, e.g. `telegram:1001`, `slack:T1:D1:1700000000.000100`. */
   conversation: string
   /** `<channel>:<user-id>`. */
   user: string
+  /** What the user typed; for a button press, the button's label. */
   text: string
+  /** The platform's id of this update or event (`telegram:<update_id>`, `slack:<event_id>`).
+   *  The core remembers it durably: the same id delivered again is ignored. */
+  eventId?: string
+  /** A button press: the `id` of the pressed button as the core gave it in `OutgoingMessage`. */
+  action?: string
+}
+
+/** A button under a message. `id` is short (≤ 64 bytes) and resolved by the core. */
+export interface Button {
+  id: string
+  label: string
+}
+
+/** What the core asks a channel to post: Markdown text, optionally with buttons. */
+export interface OutgoingMessage {
+  text: string
+  buttons?: Button[]
 }
 
 /** What a running task is doing, for a status line the adapter may edit in place. */
@@ -17,6 +35,18 @@ export interface ProgressUpdate {
   tools: ToolSummary[]
 }
 
+/** A command a user may type (`/tasks`), for platforms that list them (Telegram's menu). */
+export interface CommandInfo {
+  name: string
+  description: string
+}
+
+export interface ChannelHandlers {
+  /** Resolves once the core has durably taken the message (or decided to ignore it). */
+  onMessage(message: InboundMessage): Promise<void>
+  commands: CommandInfo[]
+}
+
 /**
  * The contract between the core and a chat platform. Adapters know nothing about agents:
  * they turn platform events into InboundMessages and render what the core sends.
@@ -24,10 +54,16 @@ export interface ProgressUpdate {
 export interface Channel {
   /** The prefix of the conversation ids this channel owns ("console", "slack", "telegram"). */
   readonly name: string
-  start(onMessage: (message: InboundMessage) => Promise<void>): Promise<void>
-  /** Posts one reply; resolves with the platform's id for it once the platform accepted it. */
-  send(conversation: string, text: string): Promise<{ messageId: string }>
+  start(handlers: ChannelHandlers): Promise<void>
+  /** Posts one message; resolves with the platform's id for it (the id of its first part when
+   *  it had to be split) once the platform accepted it. Throws when it was not accepted. */
+  send(conversation: string, message: OutgoingMessage): Promise<{ messageId: string }>
+  /** Replaces a sent message's text and removes its buttons (an answered or expired question). */
+  edit(conversation: string, messageId: string, message: OutgoingMessage): Promise<void>
+  /** A task's live tool-call summary; the adapter may show and edit a status message. */
   progress?(conversation: string, update: ProgressUpdate): void
+  /** Work for this conversation started (true) or everything ended (false): "typing…". */
+  activity?(conversation: string, busy: boolean): void
   stop(): Promise<void>
 }
 

@@ -1,4 +1,5 @@
 import type { ModelMessage } from "ai"
+import type { Button } from "../channel/channel.ts"
 import type { Role } from "../tool/tool.ts"
 
 export type TaskStatus = "queued" | "running" | "completed" | "failed" | "cancelled" | "timed_out"
@@ -101,6 +102,9 @@ export interface OutboxRecord {
   origin: string
   conversation: string
   text: string
+  buttons?: Button[]
+  /** An edit of an earlier outbox message (its record id) rather than a new message. */
+  editOf?: string
   status: "pending" | "delivered" | "failed"
   attempts: number
   createdAt: string

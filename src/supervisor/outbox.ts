@@ -1,7 +1,7 @@
 import type { Logger } from "pino"
-import { channelOf, type Channel } from "../channel/channel.ts"
+import { channelOf, type Channel, type OutgoingMessage } from "../channel/channel.ts"
 import type { OutboxRecord } from "../store/records.ts"
-import { newId, type Store } from "../store/store.ts"
+import { newId, type Store, type StoredRecords } from "../store/store.ts"
 
 /** Backoff for a failed send: 1 s doubling to 5 min; after this many attempts it is given up. */
 const FIRST_RETRY_MS = 1000
@@ -38,17 +38,33 @@ export class Outbox {
     for (const record of this.records.values()) if (record.status === "pending") this.kick(record.conversation)
   }
 
-  /** Queues `text` for `conversation` unless `origin` already produced a message. The reply is
-   *  recorded in the conversation's history in the same write. */
-  async add(conversation: string, text: string, origin: string): Promise<OutboxRecord> {
+  /** Queues a message for `conversation` unless `origin` already produced one. The message is
+   *  recorded in the conversation's history in the same write, with whatever else `also` holds. */
+  async add(conversation: string, message: OutgoingMessage | string, origin: string, also: Partial<StoredRecords> = {}): Promise<OutboxRecord> {
     const existing = this.byOrigin.get(origin)
     if (existing) return existing
-    const id = newId()
-    const record: OutboxRecord = { id, origin, conversation, text, status: "pending", attempts: 0, createdAt: new Date().toISOString() }
-    await this.store.save({ outbox: [record], history: [{ id, conversation, role: "assistant", text }] })
-    this.track(record)
-    this.kick(conversation)
+    const record = this.prepare(conversation, message, origin)
+    await this.store.save({ ...also, outbox: [record, ...(also.outbox ?? [])], history: [{ id: record.id, conversation, role: "assistant", text: record.text }, ...(also.history ?? [])] })
+    this.commit(record)
     return record
+  }
+
+  /** A record for `message`, to be written by the caller in its own save and then `commit`ted:
+   *  for messages that must land together with another state change (a question's answer). */
+  prepare(conversation: string, message: OutgoingMessage | string, origin: string, editOf?: string): OutboxRecord {
+    const { text, buttons } = typeof message === "string" ? { text: message, buttons: undefined } : message
+    return { id: newId(), origin, conversation, text, buttons, editOf, status: "pending", attempts: 0, createdAt: new Date().toISOString() }
+  }
+
+  /** Starts sending a record the caller has written. */
+  commit(record: OutboxRecord): void {
+    this.track(record)
+    this.kick(record.conversation)
+  }
+
+  /** The outbox record `origin` produced, if any. */
+  find(origin: string): OutboxRecord | undefined {
+    return this.byOrigin.get(origin)
   }
 
   /** True while a message could still go out without a new event (now or after a backoff). */
@@ -107,7 +123,7 @@ export class Outbox {
   private async send(channel: Channel, record: OutboxRecord): Promise<void> {
     let update: OutboxRecord
     try {
-      const { messageId } = await channel.send(record.conversation, record.text)
+      const { messageId } = await this.deliver(channel, record)
       update = { ...record, status: "delivered", messageId, attempts: record.attempts + 1, nextAttemptAt: undefined, error: undefined }
     } catch (error) {
       const attempts = record.attempts + 1
@@ -119,5 +135,18 @@ export class Outbox {
     }
     await this.store.save({ outbox: [update] })
     this.track(update)
+  }
+
+  /** An edit goes to the message it edits; when that one never got out, the new text is sent
+   *  as a message of its own so the user still sees it. Edits are idempotent, so a retried one
+   *  does no harm. */
+  private async deliver(channel: Channel, record: OutboxRecord): Promise<{ messageId: string }> {
+    const message = { text: record.text, buttons: record.buttons }
+    const target = record.editOf ? this.records.get(record.editOf) : undefined
+    if (target?.messageId) {
+      await channel.edit(record.conversation, target.messageId, message)
+      return { messageId: target.messageId }
+    }
+    return channel.send(record.conversation, message)
   }
 }

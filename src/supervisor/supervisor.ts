@@ -3,7 +3,7 @@ import type { LanguageModel } from "ai"
 import type { Logger } from "pino"
 import { DEFAULT_WORKER, environment, type Agent, type Agents } from "../agent/agents.ts"
 import { runLoop, toolCalls, type LoopInput, type LoopOutcome } from "../agent/loop.ts"
-import type { InboundMessage, ProgressUpdate } from "../channel/channel.ts"
+import type { CommandInfo, InboundMessage, ProgressUpdate } from "../channel/channel.ts"
 import type { Config } from "../config/config.ts"
 import { disabled, type Ruleset } from "../permission/permission.ts"
 import { TERMINAL, type InboxEvent, type SessionRecord, type TaskRecord, type TaskStatus, type ToolSummary } from "../store/records.ts"
@@ -130,6 +130,15 @@ export class Supervisor implements Services {
       [...this.conversations.values()].some((c) => c.busy || c.events.length > 0) ||
       this.deps.outbox.busy
     )
+  }
+
+  /** The commands users may type, for channels that list them. */
+  commands(): CommandInfo[] {
+    return [
+      { name: "tasks", description: "List queued and running tasks" },
+      { name: "cancel", description: "Cancel a task: /cancel <id>" },
+      { name: "new", description: "Start a fresh conversation" },
+    ]
   }
 
   // ── inbound: Teller turns ───────────────────────────────────────────────────

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import pino from "pino"
 import { startApp, type App } from "../../src/app.ts"
-import type { Channel, InboundMessage, ProgressUpdate } from "../../src/channel/channel.ts"
+import type { Button, Channel, ChannelHandlers, InboundMessage, OutgoingMessage, ProgressUpdate } from "../../src/channel/channel.ts"
 import { loadConfig, type Config } from "../../src/config/config.ts"
 import type { MemoryHit } from "../../src/tool/services.ts"
 import { startModelServer, type ModelServer, type Script } from "../fakes/model-server.ts"
@@ -11,43 +11,62 @@ import { startModelServer, type ModelServer, type Script } from "../fakes/model-
 /** A channel the test drives: it hands messages in and records what Steward sends. */
 export class TestChannel implements Channel {
   readonly name = "test"
-  readonly sent: Array<{ conversation: string; text: string; messageId: string }> = []
+  readonly sent: Array<{ conversation: string; text: string; messageId: string; buttons?: Button[] }> = []
+  readonly edits: Array<{ conversation: string; messageId: string; text: string }> = []
+  readonly activities: Array<{ conversation: string; busy: boolean }> = []
+  commands: ChannelHandlers["commands"] = []
   readonly progressUpdates: Array<{ conversation: string; update: ProgressUpdate }> = []
   /** Set to make the next sends fail (platform down). */
   failures = 0
   private onMessage?: (message: InboundMessage) => Promise<void>
   private waiters: Array<() => void> = []
 
-  async start(onMessage: (message: InboundMessage) => Promise<void>): Promise<void> {
-    this.onMessage = onMessage
+  async start(handlers: ChannelHandlers): Promise<void> {
+    this.onMessage = handlers.onMessage
+    this.commands = handlers.commands
   }
 
-  say(text: string, conversation = "test:c1", user = "test:u1"): Promise<void> {
-    return this.onMessage!({ conversation, user, text })
+  say(text: string, conversation = "test:c1", user = "test:u1", extra: Partial<InboundMessage> = {}): Promise<void> {
+    return this.onMessage!({ conversation, user, text, ...extra })
   }
 
-  async send(conversation: string, text: string): Promise<{ messageId: string }> {
+  /** Presses the button `label` of the newest message that has it. */
+  press(label: string, conversation = "test:c1", user = "test:u1"): Promise<void> {
+    const button = this.sent.findLast((m) => m.conversation === conversation && m.buttons?.some((b) => b.label === label))?.buttons?.find((b) => b.label === label)
+    if (!button) throw new Error(`no button "${label}" in ${conversation}`)
+    return this.onMessage!({ conversation, user, text: label, action: button.id })
+  }
+
+  async send(conversation: string, message: OutgoingMessage): Promise<{ messageId: string }> {
     if (this.failures > 0) {
       this.failures--
       throw new Error("platform unavailable")
     }
     const messageId = `m${this.sent.length + 1}`
-    this.sent.push({ conversation, text, messageId })
-    for (const wake of this.waiters.splice(0)) wake()
+    this.sent.push({ conversation, text: message.text, messageId, buttons: message.buttons })
+    this.wake()
     return { messageId }
   }
 
-  progress(conversation: string, update: ProgressUpdate): void {
-    this.progressUpdates.push({ conversation, update })
+  async edit(conversation: string, messageId: string, message: OutgoingMessage): Promise<void> {
+    this.edits.push({ conversation, messageId, text: message.text })
+    this.wake()
   }
 
-  /** Resolves once `count` messages were sent (to `conversation`, if given). */
-  async waitForSent(count: number, conversation?: string, timeoutMs = 10_000): Promise<Array<{ conversation: string; text: string }>> {
-    const matching = () => this.sent.filter((m) => !conversation || m.conversation === conversation)
+  activity(conversation: string, busy: boolean): void {
+    this.activities.push({ conversation, busy })
+  }
+
+  private wake(): void {
+    for (const wake of this.waiters.splice(0)) wake()
+  }
+
+  /** Resolves once `check` holds, re-checked after every send or edit. */
+  async waitFor(check: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
     const deadline = Date.now() + timeoutMs
-    while (matching().length < count) {
+    while (!check()) {
       const left = deadline - Date.now()
-      if (left <= 0) throw new Error(`expected ${count} sent messages, got ${matching().length}: ${JSON.stringify(matching())}`)
+      if (left <= 0) throw new Error(`timed out waiting for ${what}; sent ${JSON.stringify(this.sent)}; edits ${JSON.stringify(this.edits)}`)
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, left)
         this.waiters.push(() => {
@@ -56,6 +75,16 @@ export class TestChannel implements Channel {
         })
       })
     }
+  }
+
+  progress(conversation: string, update: ProgressUpdate): void {
+    this.progressUpdates.push({ conversation, update })
+  }
+
+  /** Resolves once `count` messages were sent (to `conversation`, if given). */
+  async waitForSent(count: number, conversation?: string, timeoutMs = 10_000): Promise<Array<{ conversation: string; text: string; buttons?: Button[] }>> {
+    const matching = () => this.sent.filter((m) => !conversation || m.conversation === conversation)
+    await this.waitFor(() => matching().length >= count, `${count} sent messages`, timeoutMs)
     return matching()
   }
 
