@@ -1,5 +1,8 @@
 import { join } from "node:path"
 import { ConsoleChannel } from "../adapters/console/console.ts"
+import { SlackChannel } from "../adapters/slack/slack.ts"
+import { TelegramChannel } from "../adapters/telegram/telegram.ts"
+import type { Channel } from "./channel/channel.ts"
 import { startApp, type App } from "./app.ts"
 import { ConfigError, configOrExit, readEnvFile } from "./config/config.ts"
 import { createLogger } from "./log/log.ts"
@@ -8,11 +11,6 @@ import { Memory } from "./memory/memory.ts"
 readEnvFile()
 const config = configOrExit()
 const log = createLogger(config)
-
-if (config.telegram.botToken || config.slack.botToken) {
-  process.stderr.write("steward: TELEGRAM_BOT_TOKEN / SLACK_BOT_TOKEN are set, but the Slack and Telegram channels are not built yet; unset them to use the console\n")
-  process.exit(2)
-}
 
 let app: App | undefined
 let stopping = false
@@ -26,16 +24,26 @@ async function shutdown(code: number): Promise<void> {
 }
 
 const memory = new Memory({ dir: join(config.dataDir, "memory"), scope: config.memoryScope })
-// Piped input that ends means "done talking": finish the work in hand, deliver it, exit.
-const consoleChannel = new ConsoleChannel(process.stdin, process.stdout, () => void app?.supervisor.idle().then(() => shutdown(0)))
+
+/** Slack and Telegram when their tokens are set (both may run in one process); else the console. */
+function channels(): Channel[] {
+  const { telegram, slack } = config
+  const chat: Channel[] = []
+  if (telegram.botToken) chat.push(new TelegramChannel({ ...telegram, botToken: telegram.botToken }, log.child({ channel: "telegram" })))
+  if (slack.botToken) chat.push(new SlackChannel({ ...slack, botToken: slack.botToken }, log.child({ channel: "slack" })))
+  if (chat.length > 0) return chat
+  // Piped input that ends means "done talking": finish the work in hand, deliver it, exit.
+  return [new ConsoleChannel(process.stdin, process.stdout, () => void app?.supervisor.idle().then(() => shutdown(0)))]
+}
 process.on("SIGINT", () => void shutdown(0))
 process.on("SIGTERM", () => void shutdown(0))
 // Nothing a model or a user sends may take the process down; log it and go on.
 process.on("unhandledRejection", (error) => log.error({ err: error }, "unhandled rejection"))
 
 try {
-  app = await startApp(config, log, [consoleChannel], memory)
-  log.info({ dataDir: config.dataDir }, "Steward started (console channel)")
+  const started = channels()
+  app = await startApp(config, log, started, memory)
+  log.info({ dataDir: config.dataDir, channels: started.map((channel) => channel.name) }, "Steward started")
 } catch (error) {
   process.stderr.write(`steward: ${error instanceof ConfigError ? "" : "could not start: "}${error instanceof Error ? error.message : error}\n`)
   process.exit(error instanceof ConfigError ? 2 : 1)

@@ -1,0 +1,20 @@
+import type { Logger } from "pino"
+import type { Channel, ChannelHandlers, OutgoingMessage } from "../../src/channel/channel.ts"
+import type { Config } from "../../src/config/config.ts"
+
+/** Slack DMs and threads through Bolt. (Being built: see issue 5.) */
+export class SlackChannel implements Channel {
+  readonly name = "slack"
+  constructor(
+    private readonly config: Config["slack"] & { botToken: string },
+    private readonly log: Logger,
+  ) {}
+  async start(_handlers: ChannelHandlers): Promise<void> {
+    throw new Error("the Slack channel is not built yet")
+  }
+  async send(_conversation: string, _message: OutgoingMessage): Promise<{ messageId: string }> {
+    throw new Error("the Slack channel is not built yet")
+  }
+  async edit(): Promise<void> {}
+  async stop(): Promise<void> {}
+}
