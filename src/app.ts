@@ -34,7 +34,7 @@ export async function startApp(config: Config, log: Logger, channels: Channel[],
   const byName = new Map(channels.map((channel) => [channel.name, channel]))
   let supervisor: Supervisor | undefined
   const outbox = new Outbox(store, byName, log, () => supervisor?.events.emit("change"))
-  supervisor = new Supervisor({ config, store, outbox, agents, model, tools: allTools(workerTypes), rules, memory, log })
+  supervisor = new Supervisor({ config, store, outbox, agents, model, tools: allTools(workerTypes), rules, memory, log, commandsDir: `${PROMPTS_DIR}commands` })
   await outbox.load()
   await supervisor.start()
   const running = supervisor

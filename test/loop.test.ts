@@ -6,7 +6,7 @@ import { COMPACTION_QUESTION } from "../src/agent/context.ts"
 import type { Ruleset } from "../src/permission/permission.ts"
 import type { MessageRecord } from "../src/store/records.ts"
 import type { Services } from "../src/tool/services.ts"
-import { ToolError, defineTool, type ToolContext, type ToolDefinition } from "../src/tool/tool.ts"
+import { AWAIT_ANSWER, ToolError, defineTool, type ToolContext, type ToolDefinition } from "../src/tool/tool.ts"
 import { apiError, byRole, messageText, scriptedModel, sequence, type ModelCall, type Reply, type Script } from "./support/mock-model.ts"
 
 /** An in-memory SessionLog. */
@@ -246,15 +246,24 @@ describe("runLoop", { timeout: 5_000 }, () => {
       expect(model.calls[2]!.lastToolResults[0]).toMatchObject({ isError: false })
     })
 
-    it("refuses a call whose rule says ask", async () => {
+    it("asks the user when a rule says ask: runs the call when allowed, refuses it when denied", async () => {
       const fetched: string[] = []
+      const asked: Array<{ tool: string; pattern: string; callId: string }> = []
       const rules: Ruleset = [...allowAll, { permission: "fetch_url", pattern: "*", action: "ask" }]
-      const { model, input, log } = setup(sequence(call("fetch_url", { url: "https://good.example/" }), text("done")), [fetchTool(fetched)], { rules })
+      const { model, input, log } = setup(sequence(call("fetch_url", { url: "https://good.example/" }), call("fetch_url", { url: "https://bad.example/" }), text("done")), [fetchTool(fetched)], { rules })
+      input.context.services = {
+        approve: async (ctx: ToolContext, tool: string, pattern: string) => {
+          asked.push({ tool, pattern, callId: ctx.callId })
+          return pattern.includes("good")
+        },
+      } as unknown as Services
       await log.append({ message: user("hi") })
       await runLoop(input)
-      expect(fetched).toEqual([])
-      expect(model.calls[1]!.lastToolResults[0]).toMatchObject({ isError: true })
-      expect(model.calls[1]!.lastToolResults[0]!.output).toMatch(/^Refused: .*approval/)
+      expect(asked.map((a) => a.pattern)).toEqual(["https://good.example/", "https://bad.example/"])
+      expect(fetched).toEqual(["https://good.example/"])
+      expect(model.calls[1]!.lastToolResults[0]).toMatchObject({ isError: false })
+      expect(model.calls[2]!.lastToolResults[0]).toMatchObject({ isError: true })
+      expect(model.calls[2]!.lastToolResults[0]!.output).toMatch(/^Permission denied by the user/)
     })
   })
 
@@ -466,14 +475,20 @@ describe("runLoop", { timeout: 5_000 }, () => {
     expect(model.calls[2]!.lastUserText.startsWith("<system-reminder>")).toBe(true)
   })
 
-  it("stops at a tool without execute and continues from its appended answer", async () => {
+  it("stops at a tool that awaits an answer and, resumed, runs that call again to get it", async () => {
     const executed: Array<{ text: string; callId: string }> = []
-    const askUser = defineTool({ id: "ask_user", description: "Asks the user.", parameters: z.object({ question: z.string() }) })
+    let answer: string | undefined
+    const askUser = defineTool({
+      id: "ask_user",
+      description: "Asks the user.",
+      parameters: z.object({ question: z.string() }),
+      execute: async () => answer ?? AWAIT_ANSWER,
+    })
     const script = sequence(
       { toolCalls: [{ name: "echo", args: { text: "before" }, id: "e1" }, { name: "ask_user", args: { question: "Which colour?" }, id: "q1" }, { name: "echo", args: { text: "after" }, id: "e2" }] },
       (c) => {
         expect(c.lastToolResults.map((r) => r.toolCallId).sort()).toEqual(["e1", "e2", "q1"])
-        return text(`user chose ${c.lastToolResults.find((r) => r.toolCallId === "q1")!.output}`)
+        return text(`user chose ${JSON.stringify(c.lastToolResults.find((r) => r.toolCallId === "q1")!.output)}`)
       },
     )
     const { model, input, log } = setup(script, [echoTool(executed), askUser])
@@ -482,11 +497,14 @@ describe("runLoop", { timeout: 5_000 }, () => {
     expect(first).toMatchObject({ status: "waiting", call: { toolCallId: "q1", toolName: "ask_user", input: { question: "Which colour?" } } })
     expect(model.calls).toHaveLength(1)
     expect(executed.map((e) => e.callId)).toEqual(["e1"])
+    // Still no answer: resuming stops at the same call again, without a model call.
+    await expect(runLoop(input)).resolves.toMatchObject({ status: "waiting" })
+    expect(model.calls).toHaveLength(1)
 
-    await log.append({ message: { role: "tool", content: [{ type: "tool-result", toolCallId: "q1", toolName: "ask_user", output: { type: "text", value: "blue" } }] } })
+    answer = "blue"
     let callsWhenE2Ran = -1
     input.tools = [echoTool(executed, () => (callsWhenE2Ran = model.calls.length)), askUser]
-    await expect(runLoop(input)).resolves.toEqual({ status: "done", text: "user chose blue" })
+    await expect(runLoop(input)).resolves.toEqual({ status: "done", text: 'user chose "blue"' })
     expect(executed.map((e) => e.callId)).toEqual(["e1", "e2"])
     expect(callsWhenE2Ran).toBe(1)
     expect(model.calls).toHaveLength(2)

@@ -1,7 +1,7 @@
 import { APICallError, generateText, tool, zodSchema, type LanguageModel, type ModelMessage, type ToolCallPart, type ToolResultPart, type ToolSet } from "ai"
 import { evaluate, type Ruleset } from "../permission/permission.ts"
 import type { MessageRecord, ToolSummary } from "../store/records.ts"
-import { ToolError, type ToolContext, type ToolDefinition } from "../tool/tool.ts"
+import { AWAIT_ANSWER, ToolError, type ToolContext, type ToolDefinition } from "../tool/tool.ts"
 import { CLEAR_ALL_TOOL_OUTPUT, toModelMessages, type PruneLimits } from "./context.ts"
 
 /** OpenCode's threshold: the third identical call in a row is a loop, not persistence. */
@@ -40,7 +40,7 @@ export interface LoopInput {
 
 export type LoopOutcome =
   | { status: "done"; text: string }
-  /** A tool without `execute` (ask_user) was called: the run stops until its answer is appended. */
+  /** A tool awaits an answer from outside the run (ask_user): the run stops at that call. */
   | { status: "waiting"; call: ToolCallPart }
 
 /**
@@ -130,8 +130,8 @@ async function answerPendingCalls(input: LoopInput): Promise<ToolCallPart | unde
   const calls = toolCalls(log.records[index]!.message).filter((call) => !answered.has(call.toolCallId))
   for (const call of calls) {
     const def = input.tools.find((candidate) => candidate.id === call.toolName)
-    if (def && !def.execute) return call
     const output = await execute(input, def, call)
+    if (output.ok && output.value === AWAIT_ANSWER) return call
     await log.append({ message: { role: "tool", content: [toolResult(call, output)] } })
   }
   return undefined
@@ -153,7 +153,8 @@ async function execute(input: LoopInput, def: ToolDefinition | undefined, call: 
   const rule = evaluate(def.id, pattern, input.rules)
   if (rule.action === "deny") return { ok: false, error: `Permission denied: ${def.id} may not be used on "${pattern}".` }
   if (rule.action === "ask") {
-    return { ok: false, error: `Refused: ${def.id} on "${pattern}" needs the user's approval, and approval questions are not available yet.` }
+    const approved = await input.context.services.approve({ ...input.context, callId: call.toolCallId }, def.id, pattern)
+    if (!approved) return { ok: false, error: `Permission denied by the user: ${def.id} may not be used on "${pattern}".` }
   }
   const title = pattern === "*" ? def.id : `${def.id} ${pattern}`.slice(0, 80)
   input.onTool?.({ id: call.toolCallId, tool: def.id, status: "running", title })

@@ -50,7 +50,9 @@ export interface TaskRecord {
   staged?: TaskRecord[]
   /** Planner only: the worker tasks it committed. */
   children?: string[]
-  /** Planner only (batch head): the Teller has been woken with the batch's results. */
+  /** The command that started it directly (`/review`, `@researcher`), without a model deciding. */
+  command?: string
+  /** Batch head (a task nobody committed): the Teller has been woken with the batch's results. */
   reported?: boolean
 }
 
@@ -82,7 +84,8 @@ export interface InboxEvent {
   id: string
   conversation: string
   user: string
-  kind: "user_message" | "task_results"
+  /** "answer": a question of this conversation was closed; the turn resumes the ask_user call. */
+  kind: "user_message" | "task_results" | "answer"
   text: string
   createdAt: string
   /** Turns started for this event; a turn interrupted by crashes is given up after a few. */
@@ -112,4 +115,34 @@ export interface OutboxRecord {
   messageId?: string
   nextAttemptAt?: string
   error?: string
+}
+
+/** A question to the user (ask_user, or a permission that needs the user's approval). */
+export interface QuestionRecord {
+  id: string
+  /** `${sessionId}:${toolCallId}` of the call that asked: a replayed call finds its question. */
+  origin: string
+  conversation: string
+  user: string
+  question: string
+  options?: string[]
+  default?: string
+  deadline: string
+  /** "permission": asked on behalf of a running task, which waits for it in memory. */
+  purpose: "ask_user" | "permission"
+  status: "open" | "answered" | "expired" | "closed"
+  answer?: string
+  source?: "user" | "default" | "timeout"
+  /** The outbox record that showed the question; its message is edited when the question closes. */
+  messageId: string
+  createdAt: string
+  closedAt?: string
+}
+
+/** A stranger's request to talk to Steward, approved by the owner with its code. */
+export interface PairingRecord {
+  code: string
+  user: string
+  conversation: string
+  expiresAt: string
 }

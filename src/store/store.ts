@@ -1,7 +1,7 @@
 import { decodeTime, encodeTime, monotonicFactory } from "ulid"
 import type { HistoryMessage, HistoryReader } from "../tool/services.ts"
 import { Db } from "./db.ts"
-import type { ConversationRecord, InboxEvent, MessageRecord, OutboxRecord, SessionRecord, TaskRecord } from "./records.ts"
+import type { ConversationRecord, InboxEvent, MessageRecord, OutboxRecord, PairingRecord, QuestionRecord, SessionRecord, TaskRecord } from "./records.ts"
 
 /** Ids sort in creation order, even within one millisecond. */
 export const newId = monotonicFactory()
@@ -36,9 +36,27 @@ export class Store implements HistoryReader {
     for (const conversation of records.conversations ?? []) entries.push([`conv/${enc(conversation.id)}`, conversation])
     for (const entry of records.outbox ?? []) entries.push([`outbox/${entry.id}`, entry])
     for (const line of records.history ?? []) entries.push([`hist/${enc(line.conversation)}/${line.id}`, line])
+    for (const question of records.questions ?? []) entries.push([`question/${question.id}`, question])
+    for (const id of records.seen ?? []) entries.push([`seen/${id}`, { at: Date.now() }])
+    for (const pairing of records.pairings ?? []) entries.push([`pairing/${pairing.code}`, pairing])
+    for (const code of records.pairingsDone ?? []) entries.push([`pairing/${code}`, null])
+    for (const user of records.allowed ?? []) entries.push([`allow/${enc(user)}`, { user, at: new Date().toISOString() }])
     return this.db.write(entries)
   }
 
+  questions(): Promise<QuestionRecord[]> {
+    return this.db.scan("question/")
+  }
+  /** Was this platform event id taken before? */
+  async seen(eventId: string): Promise<boolean> {
+    return (await this.db.get(`seen/${eventId}`)) !== undefined
+  }
+  pairings(): Promise<PairingRecord[]> {
+    return this.db.scan("pairing/")
+  }
+  async allowed(user: string): Promise<boolean> {
+    return (await this.db.get(`allow/${enc(user)}`)) !== undefined
+  }
   tasks(): Promise<TaskRecord[]> {
     return this.db.scan("task/")
   }
@@ -95,6 +113,13 @@ export interface StoredRecords {
   conversations: ConversationRecord[]
   outbox: OutboxRecord[]
   history: HistoryLine[]
+  questions: QuestionRecord[]
+  /** Platform event ids taken (Telegram update ids, Slack event ids). */
+  seen: string[]
+  pairings: PairingRecord[]
+  pairingsDone: string[]
+  /** Users the owner approved by pairing code. */
+  allowed: string[]
 }
 
 function toMessage(line: HistoryLine): HistoryMessage {

@@ -16,5 +16,8 @@ export function reportText(batch: readonly TaskRecord[]): string {
       "</task>",
     ].join("\n"),
   )
-  return ["<task-results>", ...tasks, "</task-results>"].join("\n")
+  const results = ["<task-results>", ...tasks, "</task-results>"]
+  // Seed 001: after a command's subtask, a synthetic message asks the model to carry on.
+  if (batch[0]?.command) results.push("", `(The user ran ${batch[0].command}.) Summarize the task tool output above and continue with your task.`)
+  return results.join("\n")
 }

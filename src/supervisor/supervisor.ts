@@ -3,13 +3,16 @@ import type { LanguageModel } from "ai"
 import type { Logger } from "pino"
 import { DEFAULT_WORKER, environment, type Agent, type Agents } from "../agent/agents.ts"
 import { runLoop, toolCalls, type LoopInput, type LoopOutcome } from "../agent/loop.ts"
+import { Access } from "../access/access.ts"
 import type { CommandInfo, InboundMessage, ProgressUpdate } from "../channel/channel.ts"
+import { BUILT_IN, loadCommands, parseCommand, type FileCommand, type Parsed } from "../command/commands.ts"
 import type { Config } from "../config/config.ts"
 import { disabled, type Ruleset } from "../permission/permission.ts"
 import { TERMINAL, type InboxEvent, type SessionRecord, type TaskRecord, type TaskStatus, type ToolSummary } from "../store/records.ts"
 import { newId, type Store } from "../store/store.ts"
 import type { DelegateRequest, ListTasksFilter, MemoryService, Services, TaskSummary } from "../tool/services.ts"
-import type { Role, ToolContext, ToolDefinition } from "../tool/tool.ts"
+import { Questions, type Answer, type Question } from "../question/questions.ts"
+import { AWAIT_ANSWER, ToolError, type Role, type ToolContext, type ToolDefinition } from "../tool/tool.ts"
 import type { Outbox } from "./outbox.ts"
 import { TaskQueue } from "./queue.ts"
 import { reportText } from "./report.ts"
@@ -31,6 +34,8 @@ export interface SupervisorDeps {
   rules: Record<Role, Ruleset>
   memory: MemoryService & { recordCompaction(user: string, summary: string): Promise<void> }
   log: Logger
+  /** prompts/commands: commands defined as files. */
+  commandsDir?: string
 }
 
 interface Conversation {
@@ -69,12 +74,23 @@ export class Supervisor implements Services {
   private stopping = false
   /** Turns and task runs under way, so stop() can wait for them. */
   private inflight = new Set<Promise<unknown>>()
+  private questions: Questions
+  readonly access: Access
+  private fileCommands: FileCommand[]
+  /** Platform event ids being handled right now: a duplicate racing the first is dropped too. */
+  private taking = new Set<string>()
+  /** Conversations shown as busy ("typing…") to their channel. */
+  private active = new Set<string>()
 
   constructor(private readonly deps: SupervisorDeps) {
     this.workspaceDir = `${deps.config.dataDir}/workspace`
     this.history = deps.store
     this.memory = deps.memory
     this.sessions = new Sessions(deps.store)
+    this.questions = new Questions(deps.store, deps.outbox, deps.log, (event) => this.enqueueEvent(event))
+    this.access = new Access(deps.config.allowedUsers, deps.store, deps.outbox, deps.log)
+    const agentNames = new Set(["teller", "planner", ...deps.agents.workers.keys()])
+    this.fileCommands = deps.commandsDir ? loadCommands(deps.commandsDir, agentNames) : []
   }
 
   // ── start-up ────────────────────────────────────────────────────────────────
@@ -95,8 +111,10 @@ export class Supervisor implements Services {
       this.deps.log.warn({ task: task.id, failed }, "task was running when Steward stopped")
     }
     for (const task of this.tasks.values()) if (task.status === "queued") this.queueOf(task).push(task.id, task.priority)
-    for (const task of this.tasks.values()) if (task.role === "planner" && TERMINAL.has(task.status)) await this.reportIfDone(task)
+    for (const task of this.tasks.values()) if (TERMINAL.has(task.status)) await this.reportIfDone(task)
     for (const event of await this.deps.store.events()) this.conversation(event.conversation, event.user).events.push(event)
+    await this.access.load()
+    await this.questions.load()
     this.dispatch()
     for (const conversation of this.conversations.values()) this.pump(conversation)
   }
@@ -105,6 +123,7 @@ export class Supervisor implements Services {
    *  counting the attempt — a shutdown is not a crash; turns are replayed from the log. */
   async stop(): Promise<void> {
     this.stopping = true
+    this.questions.stop()
     for (const controller of this.running.values()) controller.abort(new Error("Steward is stopping"))
     await Promise.allSettled(this.inflight)
   }
@@ -127,33 +146,132 @@ export class Supervisor implements Services {
       this.running.size > 0 ||
       this.workerQueue.size > 0 ||
       this.plannerQueue.size > 0 ||
-      [...this.conversations.values()].some((c) => c.busy || c.events.length > 0) ||
+      // Events held behind an open question wait for the user, not for Steward.
+      [...this.conversations.values()].some((c) => c.busy || (c.events.length > 0 && !this.questions.openIn(c.id, "ask_user"))) ||
       this.deps.outbox.busy
     )
   }
 
   /** The commands users may type, for channels that list them. */
   commands(): CommandInfo[] {
-    return [
-      { name: "tasks", description: "List queued and running tasks" },
-      { name: "cancel", description: "Cancel a task: /cancel <id>" },
-      { name: "new", description: "Start a fresh conversation" },
-    ]
+    return [...BUILT_IN, ...this.fileCommands.map((c) => ({ name: c.name, description: c.description }))]
   }
 
   // ── inbound: Teller turns ───────────────────────────────────────────────────
 
-  /** Accepts a chat message. Returns false (and stores nothing) for a user who is not allowed. */
+  /**
+   * Takes a chat message or button press: a platform event seen before is ignored; a stranger
+   * gets a pairing code and reaches no model; an open question takes its answer; a command runs
+   * without a model deciding; anything else wakes the conversation's Teller. Returns false when
+   * nothing was taken (a duplicate or a stranger).
+   */
   async inbound(message: InboundMessage): Promise<boolean> {
-    const { allowedUsers } = this.deps.config
-    if (!allowedUsers.anyone && !allowedUsers.users.has(message.user)) {
-      this.deps.log.warn({ user: message.user, conversation: message.conversation }, "message from a user who is not allowed; ignored")
-      return false
+    const eventId = message.eventId
+    if (eventId !== undefined) {
+      if (this.taking.has(eventId) || (await this.deps.store.seen(eventId))) {
+        this.deps.log.info({ eventId }, "platform event delivered again; ignored")
+        return false
+      }
+      this.taking.add(eventId)
     }
-    const event: InboxEvent = { id: newId(), conversation: message.conversation, user: message.user, kind: "user_message", text: message.text, createdAt: now(), attempts: 0 }
-    await this.deps.store.save({ events: [event], history: [{ id: event.id, conversation: event.conversation, role: "user", text: event.text }] })
+    try {
+      if (!(await this.access.allows(message.user))) {
+        await this.access.stranger(message)
+        return false
+      }
+      // The event id is recorded before acting: at worst a crash in the next instant loses a
+      // message the platform will not resend — but it can never be acted on twice.
+      if (eventId !== undefined) await this.deps.store.save({ seen: [eventId] })
+      const taken = await this.questions.take(message)
+      if (taken === "stale") this.deps.log.info({ conversation: message.conversation }, "button of a closed question pressed; ignored")
+      if (taken) return true
+      const command = message.action === undefined ? parseCommand(message.text, this.fileCommands, new Set(this.deps.agents.workers.keys())) : undefined
+      if (command) await this.command(message, command)
+      else await this.userMessage(message.conversation, message.user, message.text, message.text)
+      return true
+    } finally {
+      if (eventId !== undefined) this.taking.delete(eventId)
+    }
+  }
+
+  /** `typed` is what the user wrote (for the history); `text` what the Teller is given. */
+  private async userMessage(conversation: string, user: string, typed: string, text: string): Promise<void> {
+    const event: InboxEvent = { id: newId(), conversation, user, kind: "user_message", text, createdAt: now(), attempts: 0 }
+    await this.deps.store.save({ events: [event], history: [{ id: event.id, conversation, role: "user", text: typed }] })
     this.enqueueEvent(event)
-    return true
+  }
+
+  private async command(message: InboundMessage, command: Parsed): Promise<void> {
+    const { conversation, user } = message
+    const origin = `command:${message.eventId ?? newId()}`
+    const answer = (text: string) => this.deps.outbox.add(conversation, text, origin, { history: [{ id: newId(), conversation, role: "user", text: message.text }] })
+    switch (command.kind) {
+      case "tasks":
+        return void (await answer(this.tasksText(conversation)))
+      case "cancel": {
+        if (!command.id) return void (await answer("Usage: /cancel <task id> (see /tasks)"))
+        const task = this.tasks.get(command.id)
+        const ok = task?.conversation === conversation && (await this.abort(command.id, "cancelled by the user"))
+        return void (await answer(ok ? `Cancelled ${command.id}.` : `No queued or running task ${command.id} in this conversation.`))
+      }
+      case "new":
+        await this.newTellerSession(conversation, user)
+        await answer("Started a fresh conversation. What I remembered is still there.")
+        // Messages held behind the dismissed question go to the new session.
+        return this.pump(this.conversation(conversation, user))
+      case "pairing":
+        return void (await answer(await this.pairingCommand(user, command.args)))
+      case "worker":
+        return this.startCommandTask(message, origin, command.agent, command.prompt, `@${command.agent}`)
+      case "file":
+        if (command.command.subtask) return this.startCommandTask(message, origin, command.command.agent, command.prompt, `/${command.command.name}`)
+        return this.userMessage(conversation, user, message.text, command.prompt)
+    }
+  }
+
+  private tasksText(conversation: string): string {
+    const open = [...this.tasks.values()].filter((t) => t.conversation === conversation && !TERMINAL.has(t.status))
+    if (open.length === 0) return "No tasks are queued or running."
+    return open.map((t) => `• ${t.id} — ${t.status}, ${t.agent}: ${t.prompt.slice(0, 80)}${t.prompt.length > 80 ? "…" : ""}`).join("\n")
+  }
+
+  private async pairingCommand(user: string, args: string[]): Promise<string> {
+    if (!this.access.isOwner(user)) return "Only the owner may do that."
+    if (args[0] === "approve" && args[1]) {
+      const result = await this.access.approve(args[1])
+      return "error" in result ? `Could not approve: ${result.error}.` : `Approved ${result.user}.`
+    }
+    if (args[0] === "list") {
+      const pending = this.access.pending()
+      return pending.length === 0 ? "No pairing requests." : pending.map((p) => `• ${p.code} — ${p.user} (until ${p.expiresAt})`).join("\n")
+    }
+    return "Usage: /pairing approve <code>, /pairing list"
+  }
+
+  /** /new: later turns use a fresh Teller session; an open question of the old one is closed. */
+  private async newTellerSession(conversation: string, user: string): Promise<void> {
+    const session: SessionRecord = { id: newId(), role: "teller", agent: "teller", conversation, user, createdAt: now() }
+    await this.questions.dismiss(conversation)
+    await this.deps.store.save({ conversations: [{ id: conversation, user, tellerSessionId: session.id }], sessions: [session] })
+    this.sessions.adopt(session)
+    this.conversation(conversation, user).tellerSessionId = session.id
+  }
+
+  /** A command that runs a role directly, as a task of its own (seed 001's subtask): its result
+   *  wakes the Teller like any batch, followed by the seed's synthetic instruction. */
+  private async startCommandTask(message: InboundMessage, origin: string, agent: string, prompt: string, command: string): Promise<void> {
+    const role = agent === "planner" ? "planner" : "worker"
+    const task: TaskRecord = {
+      ...this.newTask({ conversation: message.conversation, user: message.user, sessionId: (await this.tellerSession(this.conversation(message.conversation, message.user))).info.id }, origin, role, agent),
+      prompt: prompt || "(no arguments)",
+      command,
+    }
+    const session = this.sessionOf(task)
+    await this.deps.store.save({ tasks: [task], sessions: [session], history: [{ id: newId(), conversation: message.conversation, role: "user", text: message.text }] })
+    this.sessions.adopt(session)
+    this.track(task)
+    this.queueOf(task).push(task.id, task.priority)
+    this.dispatch()
   }
 
   private enqueueEvent(event: InboxEvent): void {
@@ -174,6 +292,9 @@ export class Supervisor implements Services {
   /** Turns of one conversation run one at a time, in arrival order. */
   private pump(conversation: Conversation): void {
     if (conversation.busy || conversation.events.length === 0 || this.stopping) return
+    // The Teller is stopped at an ask_user call: it resumes with the answer, and whatever else
+    // arrived meanwhile is handed to it in that turn.
+    if (this.questions.openIn(conversation.id, "ask_user")) return
     conversation.busy = true
     this.trackRun(
       this.turn(conversation)
@@ -209,7 +330,10 @@ export class Supervisor implements Services {
     const takeInput = () => {
       const taken = conversation.events.splice(0, conversation.events.length)
       consumed.push(...taken)
-      return taken.filter((event) => !session.has(event.id)).map((event) => ({ eventId: event.id, text: event.text, fromUser: event.kind === "user_message" }))
+      // An answer reaches the Teller as the result of its ask_user call, not as a message.
+      return taken
+        .filter((event) => event.kind !== "answer" && !session.has(event.id))
+        .map((event) => ({ eventId: event.id, text: event.text, fromUser: event.kind === "user_message" }))
     }
     const turnStart = session.records.length
     const controller = new AbortController()
@@ -272,23 +396,14 @@ export class Supervisor implements Services {
     // An unknown or foreign session id starts fresh rather than failing the call.
     const continues = continued !== undefined && continued.conversation === ctx.conversation && continued.role === role
     const task: TaskRecord = {
-      id: newId(),
-      role,
-      agent: role === "planner" ? "planner" : (request.worker ?? DEFAULT_WORKER),
+      ...this.newTask(ctx, origin, role, role === "planner" ? "planner" : (request.worker ?? DEFAULT_WORKER)),
       type: request.type,
       condition: request.condition,
       prompt: request.prompt,
       priority: request.priority,
       timeout: request.timeout,
-      status: "queued",
-      conversation: ctx.conversation,
-      user: ctx.user,
-      parentSessionId: ctx.sessionId,
       sessionId: continues ? continued.id : newId(),
       continuesSession: continues || undefined,
-      origin,
-      attempts: 0,
-      createdAt: now(),
     }
     if (role === "worker") {
       // Staged in the Planner's record; committed only when the Planner succeeds.
@@ -305,6 +420,39 @@ export class Supervisor implements Services {
     this.plannerQueue.push(task.id, task.priority)
     this.dispatch()
     return { taskId: task.id }
+  }
+
+  /** A queued one-shot task with the defaults, in a fresh child session of the caller's. */
+  private newTask(caller: { conversation: string; user: string; sessionId: string }, origin: string, role: TaskRecord["role"], agent: string): TaskRecord {
+    return {
+      id: newId(),
+      role,
+      agent,
+      type: "oneshot",
+      prompt: "",
+      priority: 5,
+      timeout: null,
+      status: "queued",
+      conversation: caller.conversation,
+      user: caller.user,
+      parentSessionId: caller.sessionId,
+      sessionId: newId(),
+      origin,
+      attempts: 0,
+      createdAt: now(),
+    }
+  }
+
+  async ask(ctx: ToolContext, question: Question): Promise<Answer | typeof AWAIT_ANSWER> {
+    if (ctx.role !== "teller") throw new ToolError("Only the Teller asks the user.")
+    return (await this.questions.ask({ conversation: ctx.conversation, user: ctx.user, origin: `${ctx.sessionId}:${ctx.callId}` }, question, "ask_user")) ?? AWAIT_ANSWER
+  }
+
+  async approve(ctx: ToolContext, tool: string, pattern: string): Promise<boolean> {
+    const who = ctx.role === "teller" ? "I" : `A ${ctx.agent} task`
+    const question = { question: `${who} would like to use ${tool} on “${pattern}”. Allow it?`, options: ["Allow", "Deny"], default: "Deny", timeout: 600 }
+    const { answer } = await this.questions.waitFor({ conversation: ctx.conversation, user: ctx.user, origin: `${ctx.sessionId}:${ctx.callId}:permission` }, question, ctx.abort)
+    return answer === "Allow"
   }
 
   async listTasks(ctx: ToolContext, filter: ListTasksFilter): Promise<TaskSummary[]> {
@@ -417,9 +565,10 @@ export class Supervisor implements Services {
     this.dispatch()
   }
 
-  /** Wakes the Teller once, when a Planner task and every worker task it committed have ended. */
+  /** Wakes the Teller once, when a batch has ended: a task nobody committed (a Planner task, or
+   *  a task a command started) and every worker task it committed. */
   private async reportIfDone(head: TaskRecord): Promise<void> {
-    if (head.role !== "planner" || head.reported || !TERMINAL.has(head.status)) return
+    if (head.parentTaskId || head.reported || !TERMINAL.has(head.status)) return
     const batch = [head, ...(head.children ?? []).map((id) => this.tasks.get(id)!)]
     if (batch.some((task) => !task || !TERMINAL.has(task.status))) return
     const event: InboxEvent = { id: newId(), conversation: head.conversation, user: head.user, kind: "task_results", text: reportText(batch), createdAt: now(), attempts: 0 }
@@ -486,6 +635,20 @@ export class Supervisor implements Services {
 
   private changed(): void {
     this.events.emit("change")
+    this.showActivity()
+  }
+
+  /** Tells channels when a conversation starts or stops having work under way ("typing…"). */
+  private showActivity(): void {
+    const busy = new Set<string>()
+    for (const conversation of this.conversations.values()) if (conversation.busy) busy.add(conversation.id)
+    for (const id of this.running.keys()) {
+      const task = this.tasks.get(id)
+      if (task) busy.add(task.conversation)
+    }
+    for (const id of this.active) if (!busy.has(id)) this.events.emit("activity", id, false)
+    for (const id of busy) if (!this.active.has(id)) this.events.emit("activity", id, true)
+    this.active = busy
   }
 }
 

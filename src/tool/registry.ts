@@ -1,3 +1,4 @@
+import { askUserTool } from "./ask-user.ts"
 import { cancelTaskTool } from "./cancel-task.ts"
 import { createDelegateTool, type WorkerType } from "./delegate.ts"
 import { fetchUrlTool } from "./fetch-url.ts"
@@ -18,6 +19,7 @@ export function allTools(workers: readonly WorkerType[]): ToolDefinition[] {
     createDelegateTool(workers),
     replyTool,
     rememberTool,
+    askUserTool,
     listTasksTool,
     cancelTaskTool,
     getRecentHistoryTool,

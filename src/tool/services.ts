@@ -1,4 +1,5 @@
-import type { ToolContext } from "./tool.ts"
+import type { Answer, Question } from "../question/questions.ts"
+import type { AWAIT_ANSWER, ToolContext } from "./tool.ts"
 
 /** A task as a tool may create it. The Supervisor fills in everything else. */
 export interface DelegateRequest {
@@ -70,6 +71,10 @@ export interface Services {
   reply(ctx: ToolContext, text: string): Promise<void>
   listTasks(ctx: ToolContext, filter: ListTasksFilter): Promise<TaskSummary[]>
   cancelTask(ctx: ToolContext, taskId: string): Promise<boolean>
+  /** ask_user: the answer once there is one; AWAIT_ANSWER while the question is open. */
+  ask(ctx: ToolContext, question: Question): Promise<Answer | typeof AWAIT_ANSWER>
+  /** A rule says "ask": the conversation's user allows or denies this call (waits for them). */
+  approve(ctx: ToolContext, tool: string, pattern: string): Promise<boolean>
   history: HistoryReader
   memory: MemoryService
 }

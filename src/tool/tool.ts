@@ -22,17 +22,20 @@ export interface ToolContext {
 }
 
 /**
- * One tool: schema, description and execute live together (one tool per file).
- * A tool without `execute` ends the turn when called (ask_user): the loop stops and the
- * call is answered later, from outside the run.
+ * Returned by a tool whose answer comes later, from outside the run (ask_user): the run ends at
+ * that call, which stays unanswered in the log. When the run is resumed the call executes again
+ * and, its answer being known by then, returns it as the call's result.
  */
+export const AWAIT_ANSWER: unique symbol = Symbol("await answer")
+
+/** One tool: schema, description and execute live together (one tool per file). */
 export interface ToolDefinition<P extends z.ZodType = z.ZodType> {
   id: string
   description: string
   parameters: P
   /** The value permission rules match against (a path, a URL, a worker type). Default "*". */
   pattern?: (args: z.infer<P>, role: Role) => string
-  execute?: (args: z.infer<P>, ctx: ToolContext) => Promise<unknown>
+  execute: (args: z.infer<P>, ctx: ToolContext) => Promise<unknown>
 }
 
 export function defineTool<P extends z.ZodType>(def: ToolDefinition<P>): ToolDefinition<P> {

@@ -116,7 +116,7 @@ export interface Harness {
   memory: ListMemory
   /** Starts Steward again on the same data folder and model server, after a crash (the store
    *  is closed first, so nothing after that point is written) or a graceful stop. */
-  restart(options?: { graceful?: boolean; env?: Record<string, string> }): Promise<void>
+  restart(options?: { graceful?: boolean; env?: Record<string, string>; whileDown?: () => Promise<void> }): Promise<void>
   close(): Promise<void>
 }
 
@@ -143,12 +143,13 @@ export async function startHarness(script: Script, env: Record<string, string> =
     channel: new TestChannel(),
     config: makeConfig({}),
     app: undefined as unknown as App,
-    async restart({ graceful = false, env: extra = {} } = {}) {
+    async restart({ graceful = false, env: extra = {}, whileDown } = {}) {
       if (graceful) await harness.app.stop()
       else {
         await harness.app.store.close()
         await harness.app.stop().catch(() => {})
       }
+      await whileDown?.()
       harness.channel = new TestChannel()
       harness.config = makeConfig(extra)
       harness.app = await startApp(harness.config, testLogger(), [harness.channel], memory)

@@ -1,0 +1,40 @@
+import { resolve } from "node:path"
+import { approvePairing } from "./access/access.ts"
+import { readEnvFile } from "./config/config.ts"
+import { Store } from "./store/store.ts"
+
+/**
+ * Owner commands beside the running server: `npm run steward -- <command>`. They write to the
+ * same SQLite file (WAL lets both processes in); the server picks the change up by itself.
+ */
+const USAGE = `usage: npm run steward -- <command>
+  pairing approve <code>   let the user who was given <code> talk to Steward
+  pairing list             show pairing codes waiting for approval`
+
+async function main(args: string[]): Promise<number> {
+  readEnvFile()
+  const [command, sub, value] = args
+  if (command !== "pairing" || !(sub === "list" || (sub === "approve" && value))) {
+    process.stderr.write(`${USAGE}\n`)
+    return 2
+  }
+  const store = await Store.open(resolve(process.env.DATA_DIR || "./data"))
+  try {
+    if (sub === "list") {
+      const pending = (await store.pairings()).filter((p) => Date.parse(p.expiresAt) > Date.now())
+      process.stdout.write(pending.length === 0 ? "no pairing requests\n" : pending.map((p) => `${p.code}  ${p.user}  until ${p.expiresAt}\n`).join(""))
+      return 0
+    }
+    const result = await approvePairing(store, value!)
+    if ("error" in result) {
+      process.stderr.write(`steward: ${result.error}\n`)
+      return 1
+    }
+    process.stdout.write(`approved ${result.user}\n`)
+    return 0
+  } finally {
+    await store.close()
+  }
+}
+
+process.exitCode = await main(process.argv.slice(2))
