@@ -38,7 +38,7 @@ describe("loadConfig", () => {
     expect(config.slack.port).toBe(3000)
     expect(config.telegram.webhookPort).toBeUndefined()
     expect(config.memoryScope).toBe("user")
-    expect(config.hooksToken).toBeUndefined()
+    expect(config.hooks).toEqual({ token: undefined, port: 8790 })
   })
 
   it("does not share the default allow-list between configs", () => {
@@ -60,7 +60,7 @@ describe("loadConfig", () => {
       TELEGRAM_WEBHOOK_PORT: "8443",
       SLACK_PORT: "3100",
       MEMORY_SCOPE: "shared",
-      HOOKS_TOKEN: "hook",
+      HOOKS_TOKEN: "hook-token-0123456789",
     })
     expect(config.dataDir).toBe("/srv/steward")
     expect(config.logLevel).toBe("debug")
@@ -72,7 +72,7 @@ describe("loadConfig", () => {
     expect(config.telegram).toMatchObject({ webhookUrl: "https://bot.example.com/tg", webhookPort: 8443 })
     expect(config.slack.port).toBe(3100)
     expect(config.memoryScope).toBe("shared")
-    expect(config.hooksToken).toBe("hook")
+    expect(config.hooks.token).toBe("hook-token-0123456789")
   })
 
   it("treats empty strings as unset", () => {

@@ -3,8 +3,9 @@ import { promisify } from "node:util"
 import { afterEach, describe, expect, it } from "vitest"
 import { CODE_LENGTH } from "../src/access/access.ts"
 import { expandTemplate } from "../src/command/commands.ts"
-import { byRole, type ChatRequest, type Reply, type Script } from "./fakes/model-server.ts"
+import { byRole, type ChatRequest, type Reply } from "./fakes/model-server.ts"
 import { startHarness, type Harness } from "./support/harness.ts"
+import { afterTool, recorded, say } from "./support/scripts.ts"
 
 const execFileAsync = promisify(execFile)
 
@@ -14,12 +15,13 @@ afterEach(async () => {
   harness = undefined
 })
 
-const say = (text: string): Reply => ({ toolCalls: [{ name: "reply", args: { text } }] })
-const afterTool = (req: ChatRequest) => req.messages.at(-1)?.role === "tool"
 
-function recorded(script: Script) {
-  const requests: ChatRequest[] = []
-  return { requests, script: (req: ChatRequest) => (requests.push(req), script(req)) }
+
+/** A stranger writes; returns the pairing code Steward answered with. */
+async function strangerCode(h: Harness): Promise<string> {
+  await h.channel.say("hi", "test:c9", "test:u9")
+  await h.channel.waitFor(() => h.channel.sent.some((m) => m.conversation === "test:c9"), "the pairing code")
+  return /: ([A-Z0-9]{8})$/.exec(h.channel.sent.find((m) => m.conversation === "test:c9")!.text)![1]!
 }
 
 const echo = (req: ChatRequest): Reply => (afterTool(req) ? { text: "" } : say(`you said: ${req.lastUserText}`))
@@ -61,7 +63,7 @@ describe("access and pairing", () => {
     expect(code).toHaveLength(CODE_LENGTH)
     expect(JSON.stringify(await harness.app.store.recent("test:c9", 50, 0))).not.toMatch(/let me in|please/)
 
-    // A paired-but-not-owner user may not approve; the owner may.
+    // Any owner (a user named in ALLOWED_USERS) may approve.
     await harness.channel.say(`/pairing approve ${code}`, "test:c2", "test:u2")
     await harness.channel.waitFor(() => harness!.channel.sent.some((m) => m.text === "Approved test:u9."), "the approval")
     await harness.channel.waitFor(() => harness!.channel.sent.some((m) => m.conversation === "test:c9" && /approved/.test(m.text)), "the welcome")
@@ -71,9 +73,7 @@ describe("access and pairing", () => {
 
   it("takes an approval made with the CLI while the server runs", async () => {
     harness = await startHarness(byRole({ teller: echo }))
-    await harness.channel.say("hi", "test:c9", "test:u9")
-    await harness.channel.waitForSent(1)
-    const code = /: ([A-Z0-9]{8})$/.exec(harness.channel.sent[0]!.text)![1]!
+    const code = await strangerCode(harness)
     const cli = (...args: string[]) => execFileAsync(process.execPath, ["--import", "tsx", "src/cli.ts", ...args], { env: { PATH: process.env.PATH, DATA_DIR: harness!.dataDir }, timeout: 20_000 })
     expect((await cli("pairing", "list")).stdout).toContain(`${code}  test:u9`)
     expect((await cli("pairing", "approve", code)).stdout).toBe("approved test:u9\n")
@@ -84,9 +84,7 @@ describe("access and pairing", () => {
 
   it("keeps an approval across a restart and refuses admin commands to approved users", async () => {
     harness = await startHarness(byRole({ teller: echo }))
-    await harness.channel.say("hi", "test:c9", "test:u9")
-    await harness.channel.waitForSent(1)
-    const code = /: ([A-Z0-9]{8})$/.exec(harness.channel.sent[0]!.text)![1]!
+    const code = await strangerCode(harness)
     await harness.channel.say(`/pairing approve ${code.toLowerCase()}`)
     await harness.channel.waitFor(() => harness!.channel.sent.some((m) => m.text === "Approved test:u9."), "the approval")
     await harness.restart({ graceful: true })

@@ -1,7 +1,8 @@
 import { writeFileSync } from "node:fs"
 import { afterEach, describe, expect, it } from "vitest"
-import { byRole, type ChatRequest, type Reply, type Script } from "./fakes/model-server.ts"
+import { byRole, type ChatRequest, type Reply } from "./fakes/model-server.ts"
 import { startHarness, type Harness } from "./support/harness.ts"
+import { afterTool, recorded, say } from "./support/scripts.ts"
 
 let harness: Harness | undefined
 afterEach(async () => {
@@ -9,8 +10,6 @@ afterEach(async () => {
   harness = undefined
 })
 
-const say = (text: string): Reply => ({ toolCalls: [{ name: "reply", args: { text } }] })
-const afterTool = (req: ChatRequest) => req.messages.at(-1)?.role === "tool"
 
 /** A Teller that asks once per user message and reports the answer it is resumed with. */
 function askingTeller(args: Record<string, unknown>) {
@@ -24,10 +23,6 @@ function askingTeller(args: Record<string, unknown>) {
 }
 
 /** Keeps every request a script saw, parsed, for assertions. */
-function recorded(script: Script) {
-  const requests: ChatRequest[] = []
-  return { requests, script: (req: ChatRequest) => (requests.push(req), script(req)) }
-}
 
 const colours = { question: "Which colour?", options: ["Red", "Blue"], default: "Red", timeout: 3600 }
 

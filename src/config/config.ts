@@ -53,7 +53,8 @@ export interface Config {
     apiUrl?: string
   }
   memoryScope: "user" | "shared"
-  hooksToken?: string
+  /** POST /hooks/<name> raises an event, when a token is set. */
+  hooks: { token?: string; port: number }
 }
 
 /** A configuration problem; `message` is one line meant for the person editing `.env`. */
@@ -153,7 +154,8 @@ const schema = z.object({
   SLACK_PORT: port().default(3000),
   SLACK_API_URL: httpUrl().optional(),
   MEMORY_SCOPE: z.enum(["user", "shared"], "expected user or shared").default("user"),
-  HOOKS_TOKEN: z.string().optional(),
+  HOOKS_TOKEN: z.string().min(16, "expected at least 16 characters (it guards an HTTP endpoint)").optional(),
+  HOOKS_PORT: port().default(8790),
 })
 
 type Vars = z.output<typeof schema>
@@ -244,7 +246,7 @@ function toConfig(vars: Vars, models: Config["models"]): Config {
       apiUrl: vars.SLACK_API_URL,
     },
     memoryScope: vars.MEMORY_SCOPE,
-    hooksToken: vars.HOOKS_TOKEN,
+    hooks: { token: vars.HOOKS_TOKEN, port: vars.HOOKS_PORT },
   }
 }
 

@@ -108,6 +108,8 @@ export interface OutboxRecord {
   buttons?: Button[]
   /** An edit of an earlier outbox message (its record id) rather than a new message. */
   editOf?: string
+  /** The trigger firing whose report this is: its delivery is recorded on the firing. */
+  firingId?: string
   status: "pending" | "delivered" | "failed"
   attempts: number
   createdAt: string

@@ -33,6 +33,9 @@ export class Outbox {
     private readonly onChange: () => void,
   ) {}
 
+  /** Told when a record is delivered or given up (a scheduled report's firing records it). */
+  onSettled: (record: OutboxRecord) => void = () => {}
+
   async load(): Promise<void> {
     for (const record of await this.store.outbox()) this.track(record)
     for (const record of this.records.values()) if (record.status === "pending") this.kick(record.conversation)
@@ -40,10 +43,10 @@ export class Outbox {
 
   /** Queues a message for `conversation` unless `origin` already produced one. The message is
    *  recorded in the conversation's history in the same write, with whatever else `also` holds. */
-  async add(conversation: string, message: OutgoingMessage | string, origin: string, also: Partial<StoredRecords> = {}): Promise<OutboxRecord> {
+  async add(conversation: string, message: OutgoingMessage | string, origin: string, also: Partial<StoredRecords> = {}, firingId?: string): Promise<OutboxRecord> {
     const existing = this.byOrigin.get(origin)
     if (existing) return existing
-    const record = this.prepare(conversation, message, origin)
+    const record = { ...this.prepare(conversation, message, origin), firingId }
     await this.store.save({ ...also, outbox: [record, ...(also.outbox ?? [])], history: [{ id: record.id, conversation, role: "assistant", text: record.text }, ...(also.history ?? [])] })
     this.commit(record)
     return record
@@ -135,6 +138,7 @@ export class Outbox {
     }
     await this.store.save({ outbox: [update] })
     this.track(update)
+    if (update.status !== "pending") this.onSettled(update)
   }
 
   /** An edit goes to the message it edits; when that one never got out, the new text is sent
