@@ -47,7 +47,7 @@ export async function startApp(config: Config, log: Logger, channels: Channel[],
     async stop() {
       for (const channel of channels) await channel.stop()
       await running.stop()
-      outbox.stop()
+      await outbox.stop()
       await store.close()
     },
   }

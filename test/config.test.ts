@@ -36,7 +36,7 @@ describe("loadConfig", () => {
     expect(config.maxRetries).toBe(3)
     expect(config.permissionsFile).toBeUndefined()
     expect(config.slack.port).toBe(3000)
-    expect(config.telegram.webhookPort).toBeUndefined()
+    expect(config.telegram.webhookPort).toBe(8443)
     expect(config.memoryScope).toBe("user")
     expect(config.hooks).toEqual({ token: undefined, port: 8790 })
   })
@@ -73,6 +73,15 @@ describe("loadConfig", () => {
     expect(config.slack.port).toBe(3100)
     expect(config.memoryScope).toBe("shared")
     expect(config.hooks.token).toBe("hook-token-0123456789")
+  })
+
+  it("requires the secrets that guard the chat endpoints", () => {
+    const telegram = errorOf({ ...BASE, TELEGRAM_BOT_TOKEN: "1:x", TELEGRAM_WEBHOOK_URL: "https://bot.example.com/tg" })
+    expect(telegram.variable).toBe("TELEGRAM_WEBHOOK_SECRET")
+    expect(errorOf({ ...BASE, TELEGRAM_BOT_TOKEN: "1:x", TELEGRAM_WEBHOOK_URL: "https://bot.example.com/tg", TELEGRAM_WEBHOOK_SECRET: "has space" }).variable).toBe("TELEGRAM_WEBHOOK_SECRET")
+    expect(errorOf({ ...BASE, SLACK_BOT_TOKEN: "xoxb-1" }).variable).toBe("SLACK_SIGNING_SECRET")
+    expect(loadConfig({ ...BASE, SLACK_BOT_TOKEN: "xoxb-1", SLACK_APP_TOKEN: "xapp-1" }).slack.appToken).toBe("xapp-1")
+    expect(errorOf({ ...BASE, HOOKS_TOKEN: "short" }).variable).toBe("HOOKS_TOKEN")
   })
 
   it("treats empty strings as unset", () => {

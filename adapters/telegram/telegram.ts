@@ -1,20 +1,172 @@
+import { autoRetry } from "@grammyjs/auto-retry"
+import { run, sequentialize, type RunnerHandle } from "@grammyjs/runner"
+import { Bot, type Transformer } from "grammy"
+import type { BotCommand } from "grammy/types"
 import type { Logger } from "pino"
-import type { Channel, ChannelHandlers, OutgoingMessage } from "../../src/channel/channel.ts"
+import type { Channel, ChannelHandlers, CommandInfo, InboundMessage, OutgoingMessage, ProgressUpdate } from "../../src/channel/channel.ts"
 import type { Config } from "../../src/config/config.ts"
+import { editChunk, inlineKeyboard, isMessageGone, renderSingle, sendChunk } from "./messages.ts"
+import { ProgressMessages } from "./progress.ts"
+import { renderTelegram } from "./render.ts"
+import { TypingIndicator } from "./typing.ts"
+import { chatIdOf, inboundOfCallback, inboundOfMessage } from "./updates.ts"
+import { listenForUpdates, type WebhookServer } from "./webhook.ts"
 
-/** Telegram private chats through grammY. (Being built: see issue 5.) */
+export interface TelegramChannelOptions {
+  /** The longest `retry_after` waited out in place (default 30 s); a longer one fails the call and the outbox retries it later. */
+  maxRetryDelaySeconds?: number
+  typingRenewMs?: number
+  progressEditIntervalMs?: number
+  /** The address the webhook server binds (default: every interface). */
+  webhookHost?: string
+}
+
+/** auto-retry's attempts at one call that got a 429 or a 5xx; the outbox retries beyond that. */
+const MAX_RETRY_ATTEMPTS = 3
+const DEFAULT_MAX_RETRY_DELAY_SECONDS = 30
+const UPDATE_TYPES = ["message", "callback_query"] as const
+/** Telegram refuses the whole command list if one name is not like this. */
+const COMMAND_NAME = /^[a-z0-9_]{1,32}$/
+
+type TelegramConfig = Config["telegram"] & { botToken: string }
+
+/**
+ * Telegram private chats through grammY: long polling with @grammyjs/runner (or a webhook),
+ * replies rendered to HTML and split under Telegram's limit, buttons as inline keyboards,
+ * "typing…" and a status message per running task. It knows nothing about agents.
+ */
 export class TelegramChannel implements Channel {
   readonly name = "telegram"
+  private readonly bot: Bot
+  private readonly typing: TypingIndicator
+  private readonly progressMessages: ProgressMessages
+  private runner?: RunnerHandle
+  private webhook?: WebhookServer
+  /** Messages being handed to the core, so stop() lets them land before the store closes. */
+  private readonly handing = new Set<Promise<void>>()
+  /** Per conversation, a reply of several chunks of which only the first ones got out. */
+  private readonly partial = new Map<string, { key: string; messageIds: number[] }>()
+
   constructor(
-    private readonly config: Config["telegram"] & { botToken: string },
+    private readonly config: TelegramConfig,
     private readonly log: Logger,
-  ) {}
-  async start(_handlers: ChannelHandlers): Promise<void> {
-    throw new Error("the Telegram channel is not built yet")
+    private readonly options: TelegramChannelOptions = {},
+  ) {
+    // (Config validation makes sure a webhook URL comes with its secret.)
+    // grammY refuses an API root that ends in "/".
+    this.bot = new Bot(config.botToken, { client: { apiRoot: config.apiRoot?.replace(/\/+$/, "") } })
+    // auto-retry would retry a network error without limit, holding up the conversation's outbox;
+    // thrown at once, it is retried by the outbox with backoff (and by the runner when polling).
+    const retry = autoRetry({ maxRetryAttempts: MAX_RETRY_ATTEMPTS, maxDelaySeconds: options.maxRetryDelaySeconds ?? DEFAULT_MAX_RETRY_DELAY_SECONDS, rethrowHttpErrors: true })
+    this.bot.api.config.use(retry, this.logPollingFailures)
+    this.typing = new TypingIndicator(this.bot.api, log, options.typingRenewMs)
+    this.progressMessages = new ProgressMessages(this.bot.api, log, options.progressEditIntervalMs)
   }
-  async send(_conversation: string, _message: OutgoingMessage): Promise<{ messageId: string }> {
-    throw new Error("the Telegram channel is not built yet")
+
+  /** The port the webhook server listens on, once started in webhook mode. */
+  get webhookPort(): number | undefined {
+    return this.webhook?.port
   }
-  async edit(): Promise<void> {}
-  async stop(): Promise<void> {}
+
+  async start(handlers: ChannelHandlers): Promise<void> {
+    this.route(handlers)
+    await this.bot.init()
+    await this.bot.api.setMyCommands(this.menuOf(handlers.commands)).catch((error: unknown) => this.log.warn({ err: error }, "could not register the command menu"))
+    const { webhookUrl, webhookSecret } = this.config
+    if (webhookUrl && webhookSecret) {
+      this.webhook = await listenForUpdates(this.bot, { port: this.config.webhookPort, host: this.options.webhookHost, secret: webhookSecret }, this.log)
+      await this.bot.api.setWebhook(webhookUrl, { secret_token: webhookSecret, allowed_updates: UPDATE_TYPES }).catch(async (error: unknown) => {
+        await this.stop()
+        throw error
+      })
+      this.log.info({ port: this.webhook.port }, "receiving Telegram updates by webhook")
+      return
+    }
+    // getUpdates is refused while a webhook is set, e.g. by an earlier run in webhook mode.
+    await this.bot.api.deleteWebhook()
+    this.runner = run(this.bot, { runner: { fetch: { allowed_updates: UPDATE_TYPES }, silent: true } })
+    this.runner.task()?.catch((error: unknown) => this.log.error({ err: error }, "Telegram polling stopped"))
+  }
+
+  async send(conversation: string, message: OutgoingMessage): Promise<{ messageId: string }> {
+    const chatId = chatIdOf(conversation)
+    const chunks = renderTelegram(message.text)
+    if (chunks.length === 0) throw new Error("nothing to send: the message is empty")
+    const keyboard = message.buttons?.length ? inlineKeyboard(message.buttons) : undefined
+    // The outbox retries a conversation's failed message before it sends the next one, so a
+    // partial send of this same message is the one being retried: the chunks that got out are skipped.
+    const key = JSON.stringify(message)
+    const previous = this.partial.get(conversation)
+    const messageIds = previous?.key === key ? previous.messageIds : []
+    this.partial.set(conversation, { key, messageIds })
+    for (let i = messageIds.length; i < chunks.length; i++) {
+      messageIds.push(await sendChunk(this.bot.api, chatId, chunks[i], i === chunks.length - 1 ? keyboard : undefined))
+    }
+    this.partial.delete(conversation)
+    return { messageId: String(messageIds[0]) }
+  }
+
+  async edit(conversation: string, messageId: string, message: OutgoingMessage): Promise<void> {
+    await editChunk(this.bot.api, chatIdOf(conversation), Number(messageId), renderSingle(message.text)).catch((error: unknown) => {
+      if (!isMessageGone(error)) throw error
+      this.log.warn({ conversation, messageId }, "the message to edit was deleted in the chat")
+    })
+  }
+
+  progress(conversation: string, update: ProgressUpdate): void {
+    this.progressMessages.update(chatIdOf(conversation), update)
+  }
+
+  activity(conversation: string, busy: boolean): void {
+    this.typing.set(chatIdOf(conversation), busy)
+  }
+
+  async stop(): Promise<void> {
+    this.typing.stop()
+    this.progressMessages.stop()
+    await this.runner?.stop()
+    this.runner = undefined
+    await this.webhook?.close()
+    this.webhook = undefined
+    await Promise.allSettled(this.handing)
+  }
+
+  private route(handlers: ChannelHandlers): void {
+    this.bot.catch((error) => this.log.error({ err: error.error, update: error.ctx.update.update_id }, "could not handle a Telegram update"))
+    // A chat's updates are handed over one at a time, so the core queues them in the order sent.
+    this.bot.use(sequentialize((ctx) => ctx.chat?.id.toString()))
+    this.bot.on("message", (ctx) => this.hand(handlers, inboundOfMessage(ctx.update.update_id, ctx.message, ctx.me.username)))
+    this.bot.on("callback_query", async (ctx) => {
+      // The button shows a spinner until its query is answered, whatever becomes of the press.
+      await ctx.answerCallbackQuery().catch((error: unknown) => this.log.warn({ err: error }, "could not answer a button press"))
+      await this.hand(handlers, inboundOfCallback(ctx.update.update_id, ctx.callbackQuery))
+    })
+  }
+
+  /** onMessage rejects only when the core could not store the message; that is logged, and polling goes on. */
+  private async hand(handlers: ChannelHandlers, message: InboundMessage | undefined): Promise<void> {
+    if (!message) return
+    const handed = handlers.onMessage(message).catch((error: unknown) => this.log.error({ err: error, conversation: message.conversation, eventId: message.eventId }, "could not take a Telegram message"))
+    this.handing.add(handed)
+    await handed
+    this.handing.delete(handed)
+  }
+
+  private menuOf(commands: CommandInfo[]): BotCommand[] {
+    const valid = commands.filter((command) => COMMAND_NAME.test(command.name))
+    const skipped = commands.filter((command) => !valid.includes(command)).map((command) => command.name)
+    if (skipped.length > 0) this.log.warn({ skipped }, "commands Telegram cannot list in its menu (they still work when typed)")
+    return valid.map((command) => ({ command: command.name, description: command.description.slice(0, 256) || command.name }))
+  }
+
+  /** The runner retries a failing getUpdates on its own and, silenced, says nothing: this logs it. */
+  private readonly logPollingFailures: Transformer = async (prev, method, payload, signal) => {
+    const polling = method === "getUpdates"
+    const response = await prev(method, payload, signal).catch((error: unknown) => {
+      if (polling && !signal?.aborted) this.log.warn({ err: error }, "polling Telegram failed; retrying")
+      throw error
+    })
+    if (polling && !response.ok) this.log.warn({ code: response.error_code, description: response.description }, "polling Telegram failed; retrying")
+    return response
+  }
 }

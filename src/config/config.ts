@@ -43,7 +43,7 @@ export interface Config {
     apiRoot?: string
     webhookUrl?: string
     webhookSecret?: string
-    webhookPort?: number
+    webhookPort: number
   }
   slack: {
     botToken?: string
@@ -146,8 +146,9 @@ const schema = z.object({
   TELEGRAM_BOT_TOKEN: z.string().optional(),
   TELEGRAM_API_ROOT: httpUrl().optional(),
   TELEGRAM_WEBHOOK_URL: httpUrl().optional(),
-  TELEGRAM_WEBHOOK_SECRET: z.string().optional(),
-  TELEGRAM_WEBHOOK_PORT: port().optional(),
+  // Telegram's rule for secret_token.
+  TELEGRAM_WEBHOOK_SECRET: z.string().regex(/^[A-Za-z0-9_-]{1,256}$/, "expected 1-256 characters A-Z, a-z, 0-9, _ or -").optional(),
+  TELEGRAM_WEBHOOK_PORT: port().default(8443),
   SLACK_BOT_TOKEN: z.string().optional(),
   SLACK_APP_TOKEN: z.string().optional(),
   SLACK_SIGNING_SECRET: z.string().optional(),
@@ -208,6 +209,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     if (have[spec.provider] !== undefined) continue
     const need = PROVIDER_NEEDS[spec.provider]
     throw notSet(need.variable, `${need.expected}, because ${spec.variable} uses ${spec.provider}`)
+  }
+
+  // Without these, anyone who finds the endpoint could post forged messages.
+  if (vars.TELEGRAM_BOT_TOKEN && vars.TELEGRAM_WEBHOOK_URL && !vars.TELEGRAM_WEBHOOK_SECRET) {
+    throw notSet("TELEGRAM_WEBHOOK_SECRET", "expected a secret Telegram sends back with every webhook request, because TELEGRAM_WEBHOOK_URL is set")
+  }
+  if (vars.SLACK_BOT_TOKEN && !vars.SLACK_APP_TOKEN && !vars.SLACK_SIGNING_SECRET) {
+    throw notSet("SLACK_SIGNING_SECRET", "expected the app's signing secret for HTTP mode (or set SLACK_APP_TOKEN for Socket Mode)")
   }
 
   return toConfig(vars, models)

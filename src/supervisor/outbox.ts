@@ -75,9 +75,11 @@ export class Outbox {
     return [...this.records.values()].some((record) => record.status === "pending" && this.channels.has(channelOf(record.conversation)))
   }
 
-  stop(): void {
+  /** Sends nothing more, and waits for sends under way so their ids are on record. */
+  async stop(): Promise<void> {
     this.stopped = true
     for (const timer of this.timers) clearTimeout(timer)
+    await Promise.allSettled(this.senders.values())
   }
 
   private track(record: OutboxRecord): void {
@@ -92,11 +94,13 @@ export class Outbox {
       this.again.add(conversation)
       return
     }
-    const sender = this.drain(conversation).finally(() => {
-      this.senders.delete(conversation)
-      if (this.again.delete(conversation)) this.kick(conversation)
-      this.onChange()
-    })
+    const sender = this.drain(conversation)
+      .catch((error) => this.log.error({ err: error, conversation }, "outbox sender failed; it resumes at the next message or restart"))
+      .finally(() => {
+        this.senders.delete(conversation)
+        if (this.again.delete(conversation)) this.kick(conversation)
+        this.onChange()
+      })
     this.senders.set(conversation, sender)
   }
 

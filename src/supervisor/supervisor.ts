@@ -296,6 +296,7 @@ export class Supervisor implements Services {
     // arrived meanwhile is handed to it in that turn.
     if (this.questions.openIn(conversation.id, "ask_user")) return
     conversation.busy = true
+    this.changed()
     this.trackRun(
       this.turn(conversation)
         .catch((error) => this.deps.log.error({ err: error, conversation: conversation.id }, "turn failed unexpectedly"))

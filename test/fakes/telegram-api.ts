@@ -8,9 +8,11 @@ import type { BotCommand, InlineKeyboardMarkup, Message, MessageEntity, Update, 
  * methods Steward uses, with Telegram's limits and error shapes, so a client that works
  * here fails here the way it would fail against Telegram.
  *
- * Every chat is a private chat whose id is the user's id. Not modelled: files, webhooks,
- * groups, Markdown parse modes (their text is stored as sent), Telegram's rule that
- * code/pre hold no other entities, and callback queries expiring with time.
+ * Every chat is a private chat whose id is the user's id. A webhook is only recorded
+ * (getUpdates is refused while one is set); tests post updates to the bot's webhook server
+ * themselves. Not modelled: files, groups, Markdown parse modes (their text is stored as
+ * sent), Telegram's rule that code/pre hold no other entities, and callback queries expiring
+ * with time.
  */
 
 type Params = Record<string, unknown>
@@ -27,11 +29,13 @@ export type TelegramApi = {
   sent: Message[]
   callbackAnswers: CallbackAnswer[]
   commands: BotCommand[]
+  /** What setWebhook set, until deleteWebhook. */
+  webhook?: { url: string; secretToken?: string; allowedUpdates?: string[] }
   /** Every call as received, failed ones included. */
   requests: { method: string; params: Params }[]
   pushUpdate(update: Update): void
-  /** The next call of `method` fails this way instead of running; several queue up. */
-  failNext(method: string, failure: Failure): void
+  /** The next call of `method` (or, with `after`, the one after that many more succeed) fails this way instead of running; several queue up. */
+  failNext(method: string, failure: Failure, after?: number): void
   /** Resolves with the predicate's first truthy value; rejects once `timeoutMs` (default 5000) has passed. */
   waitFor<T>(predicate: () => T, timeoutMs?: number): Promise<NonNullable<T>>
   close(): Promise<void>
@@ -117,7 +121,7 @@ export async function startTelegramApi(options: TelegramApiOptions = {}): Promis
   const callbackAnswers: CallbackAnswer[] = []
   const commands: BotCommand[] = []
   const requests: { method: string; params: Params }[] = []
-  const failures = new Map<string, Failure[]>()
+  const failures = new Map<string, { failure: Failure; after: number }[]>()
   const pendingQueries = new Set<string>()
   let queue: Update[] = []
   let allowed: Set<string> | undefined
@@ -140,6 +144,7 @@ export async function startTelegramApi(options: TelegramApiOptions = {}): Promis
   }
 
   async function getUpdates(params: Params, res: ServerResponse): Promise<Update[]> {
+    if (api.webhook) throw new ApiError(409, "Conflict: can't use getUpdates method while webhook is active; use deleteWebhook to delete the webhook first")
     poller?.wake("conflict")
     if (params.offset !== undefined) queue = queue.filter((update) => update.update_id >= Number(params.offset))
     if (Array.isArray(params.allowed_updates)) allowed = params.allowed_updates.length > 0 ? new Set(params.allowed_updates.map(String)) : undefined
@@ -170,7 +175,17 @@ export async function startTelegramApi(options: TelegramApiOptions = {}): Promis
   const methods: Record<string, (params: Params, res: ServerResponse) => unknown> = {
     getme: () => me,
     getupdates: getUpdates,
-    deletewebhook: () => true,
+    setwebhook(params) {
+      if (!/^https:\/\//.test(String(params.url ?? ""))) throw badRequest("bad webhook: An HTTPS URL must be provided for webhook")
+      const secretToken = params.secret_token === undefined ? undefined : String(params.secret_token)
+      if (secretToken !== undefined && !/^[A-Za-z0-9_-]{1,256}$/.test(secretToken)) throw badRequest("bad webhook: secret token contains unallowed characters")
+      api.webhook = { url: String(params.url), secretToken, allowedUpdates: Array.isArray(params.allowed_updates) ? params.allowed_updates.map(String) : undefined }
+      return true
+    },
+    deletewebhook() {
+      api.webhook = undefined
+      return true
+    },
     setmycommands(params) {
       const list = Array.isArray(params.commands) ? (params.commands as BotCommand[]) : []
       if (list.some((command) => !/^[a-z0-9_]{1,32}$/.test(String(command.command)))) throw badRequest("BOT_COMMAND_INVALID")
@@ -233,7 +248,9 @@ export async function startTelegramApi(options: TelegramApiOptions = {}): Promis
     const method = route[2]
     const params = { ...Object.fromEntries(url.searchParams), ...(await bodyOf(req)) }
     requests.push({ method, params })
-    const failure = failures.get(method.toLowerCase())?.shift()
+    // A planned failure lets its `after` calls through first.
+    const planned = failures.get(method.toLowerCase())
+    const failure = planned?.[0] && planned[0].after-- === 0 ? planned.shift()?.failure : undefined
     if (failure) {
       const description = failure.description ?? `Too Many Requests: retry after ${failure.retry_after}`
       throw new ApiError(failure.status, description, failure.retry_after)
@@ -260,7 +277,7 @@ export async function startTelegramApi(options: TelegramApiOptions = {}): Promis
   })
   const { port } = server.address() as AddressInfo
 
-  return {
+  const api: TelegramApi = {
     apiRoot: `http://127.0.0.1:${port}`,
     token,
     me,
@@ -278,9 +295,9 @@ export async function startTelegramApi(options: TelegramApiOptions = {}): Promis
       queue.push(update)
       poller?.wake("update")
     },
-    failNext(method, failure) {
+    failNext(method, failure, after = 0) {
       const key = method.toLowerCase()
-      failures.set(key, [...(failures.get(key) ?? []), failure])
+      failures.set(key, [...(failures.get(key) ?? []), { failure, after }])
     },
     waitFor<T>(predicate: () => T, timeoutMs = 5000) {
       return new Promise<NonNullable<T>>((resolve, reject) => {
@@ -311,6 +328,7 @@ export async function startTelegramApi(options: TelegramApiOptions = {}): Promis
       })
     },
   }
+  return api
 }
 
 function reply(res: ServerResponse, status: number, body: unknown): void {

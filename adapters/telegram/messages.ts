@@ -1,0 +1,60 @@
+import { GrammyError, type Api } from "grammy"
+import type { InlineKeyboardMarkup } from "grammy/types"
+import type { Button } from "../../src/channel/channel.ts"
+import { renderTelegram, TELEGRAM_LIMIT, type Chunk } from "./render.ts"
+
+/** Telegram's bound on `callback_data`. */
+const CALLBACK_DATA_LIMIT = 64
+const TRUNCATED = "…"
+
+const refusedBecause = (error: unknown, reason: RegExp) => error instanceof GrammyError && error.error_code === 400 && reason.test(error.description)
+/** Telegram could not read the HTML: the chunk goes out again as plain text. */
+const isEntityError = (error: unknown) => refusedBecause(error, /can't parse entities/i)
+/** An edit to what the message already says: the wanted state is already there. */
+export const isNotModified = (error: unknown) => refusedBecause(error, /message is not modified/i)
+/** The user deleted the message: there is nothing left to edit, now or on a retry. */
+export const isMessageGone = (error: unknown) => refusedBecause(error, /message to edit not found/i)
+
+/** One button per row: option labels are sentences as often as words, and rows keep them readable. */
+export function inlineKeyboard(buttons: Button[]): InlineKeyboardMarkup {
+  for (const button of buttons) {
+    const bytes = Buffer.byteLength(button.id)
+    if (bytes < 1 || bytes > CALLBACK_DATA_LIMIT) throw new Error(`button id must be 1-${CALLBACK_DATA_LIMIT} bytes for Telegram, got ${bytes}: ${button.id}`)
+  }
+  return { inline_keyboard: buttons.map((button) => [{ text: button.label, callback_data: button.id }]) }
+}
+
+/** Runs the HTML form of a call; when Telegram rejects its entities, the plain-text form instead. */
+async function withPlainFallback<T>(html: () => Promise<T>, plain: () => Promise<T>): Promise<T> {
+  try {
+    return await html()
+  } catch (error) {
+    if (!isEntityError(error)) throw error
+    return plain()
+  }
+}
+
+export async function sendChunk(api: Api, chatId: number, chunk: Chunk, replyMarkup?: InlineKeyboardMarkup): Promise<number> {
+  const sent = await withPlainFallback(
+    () => api.sendMessage(chatId, chunk.html, { parse_mode: "HTML", reply_markup: replyMarkup }),
+    () => api.sendMessage(chatId, chunk.plain, { reply_markup: replyMarkup }),
+  )
+  return sent.message_id
+}
+
+/** A message's new text as one chunk: an edit cannot grow into several messages, so a longer text is cut with "…". */
+export function renderSingle(markdown: string): Chunk {
+  const [first, ...rest] = renderTelegram(markdown, TELEGRAM_LIMIT - TRUNCATED.length)
+  if (!first) throw new Error("nothing to show: the message is empty")
+  return rest.length === 0 ? first : { html: first.html + TRUNCATED, plain: first.plain + TRUNCATED }
+}
+
+/** Replaces a message's text and, since no reply_markup is sent, removes its buttons. */
+export async function editChunk(api: Api, chatId: number, messageId: number, chunk: Chunk): Promise<void> {
+  await withPlainFallback(
+    () => api.editMessageText(chatId, messageId, chunk.html, { parse_mode: "HTML" }),
+    () => api.editMessageText(chatId, messageId, chunk.plain),
+  ).catch((error: unknown) => {
+    if (!isNotModified(error)) throw error
+  })
+}

@@ -1,0 +1,220 @@
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import type { Message } from "grammy/types"
+import pino from "pino"
+import { afterEach, beforeEach, describe, expect, it } from "vitest"
+import { TelegramChannel } from "../../adapters/telegram/telegram.ts"
+import { startApp, type App } from "../../src/app.ts"
+import { loadConfig } from "../../src/config/config.ts"
+import { byRole, startModelServer, type ChatRequest, type ModelServer, type Reply, type Script } from "../fakes/model-server.ts"
+import { callbackUpdate, startTelegramApi, textUpdate, type TelegramApi } from "../fakes/telegram-api.ts"
+import { ListMemory } from "../support/harness.ts"
+import { StewardProcess } from "../support/process.ts"
+
+const OWNER = 1001
+const STRANGER = 9999
+
+const afterTool = (req: ChatRequest) => req.messages.at(-1)?.role === "tool"
+const replyCall = (text: string) => ({ name: "reply", args: { text } })
+const reply = (text: string): Reply => ({ toolCalls: [replyCall(text)] })
+/** A Teller that answers every message with `text`. */
+const replying = (text: string) => (req: ChatRequest) => (afterTool(req) ? { text: "" } : reply(text))
+
+/** Teller → Planner → Worker → Teller: the Teller delegates, the Planner dispatches one worker, the Teller reports. */
+const delegating = (worker: Script) =>
+  byRole({
+    teller: (req) => {
+      if (afterTool(req)) return { text: "" }
+      if (req.lastUserText.startsWith("<task-results>")) return reply(`Done: ${req.lastUserText.match(/Saved \S+/)?.[0] ?? "nothing saved"}`)
+      return { toolCalls: [replyCall("On it."), { name: "delegate", args: { prompt: `Write a note about: ${req.lastUserText}` } }] }
+    },
+    planner: (req) => (afterTool(req) ? { text: "One worker dispatched." } : { toolCalls: [{ name: "delegate", args: { prompt: req.lastUserText } }] }),
+    worker,
+  })
+
+const writingWorker: Script = (req) => (afterTool(req) ? { text: "Saved notes/cats.md" } : { toolCalls: [{ name: "write_file", args: { path: "notes/cats.md", content: "Cats sleep a lot." } }] })
+
+/** What Steward shows in a chat now, status messages left out. */
+const repliesIn = (api: TelegramApi, chat: number) => api.sent.filter((message) => message.chat.id === chat && !message.text?.startsWith("⚙️"))
+const textsIn = (api: TelegramApi, chat: number) => repliesIn(api, chat).map((message) => message.text)
+
+let api: TelegramApi
+let server: ModelServer | undefined
+let dataDir: string
+
+beforeEach(async () => {
+  api = await startTelegramApi()
+  dataDir = mkdtempSync(join(tmpdir(), "steward-telegram-e2e-"))
+})
+
+afterEach(async () => {
+  await server?.close()
+  server = undefined
+  await api.close()
+  rmSync(dataDir, { recursive: true, force: true })
+})
+
+const env = () => ({
+  DATA_DIR: dataDir,
+  MODEL: "openai-compatible:scripted",
+  OPENAI_COMPATIBLE_BASE_URL: server!.url,
+  MODEL_MAX_RETRIES: "1",
+  ALLOWED_USERS: `telegram:${OWNER}`,
+  TELEGRAM_BOT_TOKEN: api.token,
+  TELEGRAM_API_ROOT: api.apiRoot,
+})
+
+describe("Telegram end to end (Steward in process, real grammY, fake Bot API, scripted model over HTTP)", () => {
+  let app: App | undefined
+
+  afterEach(async () => {
+    await app?.stop()
+    app = undefined
+  })
+
+  async function start(script: Script): Promise<App> {
+    server = await startModelServer(script)
+    const config = loadConfig(env())
+    const log = pino({ level: process.env.STEWARD_TEST_LOG ?? "silent" }, pino.destination(2))
+    const channel = new TelegramChannel({ ...config.telegram, botToken: api.token }, log, { progressEditIntervalMs: 100 })
+    app = await startApp(config, log, [channel], new ListMemory())
+    return app
+  }
+
+  /** Resolves with the chat's replies once there are `count` of them. */
+  const replies = (count: number, chat = OWNER, timeoutMs = 10_000) => api.waitFor(() => (repliesIn(api, chat).length >= count ? repliesIn(api, chat) : undefined), timeoutMs)
+
+  it("answers hello, shows typing meanwhile and lists the commands", async () => {
+    const steward = await start(byRole({ teller: replying("Hello! How can I help?") }))
+    api.pushUpdate(textUpdate(OWNER, OWNER, "hello"))
+    expect((await replies(1)).map((message) => message.text)).toEqual(["Hello! How can I help?"])
+    await steward.supervisor.idle()
+    // The Supervisor reports the turn as activity; the adapter turns it into "typing…".
+    expect(api.requests.some((request) => request.method === "sendChatAction" && Number(request.params.chat_id) === OWNER)).toBe(true)
+    expect(api.commands.map((command) => command.command)).toContain("tasks")
+  })
+
+  it("runs a delegate round trip with a status message that is gone at the end", async () => {
+    const steward = await start(delegating(writingWorker))
+    api.pushUpdate(textUpdate(OWNER, OWNER, "cats"))
+    await replies(2)
+    await steward.supervisor.idle()
+    expect(textsIn(api, OWNER)).toEqual(["On it.", "Done: Saved notes/cats.md"])
+    expect(api.requests.some((request) => request.method === "sendMessage" && String(request.params.text).includes("write_file"))).toBe(true)
+    await api.waitFor(() => api.sent.every((message) => !message.text?.startsWith("⚙️")))
+  })
+
+  it("answers an update delivered twice once", async () => {
+    const steward = await start(byRole({ teller: replying("Only once.") }))
+    const update = textUpdate(OWNER, OWNER, "hello")
+    // Pushed together, both copies come in one getUpdates batch, as after a lost confirmation.
+    api.pushUpdate(update)
+    api.pushUpdate(update)
+    await replies(1)
+    await steward.supervisor.idle()
+    await api.waitFor(() => api.requests.filter((request) => request.method === "getUpdates").some((request) => Number(request.params.offset) > update.update_id))
+    expect(textsIn(api, OWNER)).toEqual(["Only once."])
+    expect(server!.requests.filter((request) => request.role === "teller")).toHaveLength(2) // the reply, then the empty step after it
+  })
+
+  it("never lets a stranger reach a model", async () => {
+    const steward = await start(byRole({ teller: replying("secret") }))
+    api.pushUpdate(textUpdate(STRANGER, STRANGER, "let me in"))
+    // The stranger is told how to be approved (a pairing code), by Steward itself.
+    await replies(1, STRANGER)
+    await steward.supervisor.idle()
+    expect(server!.requests).toEqual([])
+    expect(textsIn(api, STRANGER).join()).not.toContain("secret")
+  })
+
+  it("sends a reply once after a 429", async () => {
+    const steward = await start(byRole({ teller: replying("Rate limits are fine.") }))
+    api.failNext("sendMessage", { status: 429, retry_after: 1 })
+    api.pushUpdate(textUpdate(OWNER, OWNER, "hello"))
+    expect((await replies(1)).map((message) => message.text)).toEqual(["Rate limits are fine."])
+    await steward.supervisor.idle()
+    expect(api.requests.filter((request) => request.method === "sendMessage" && request.params.text === "Rate limits are fine.")).toHaveLength(2)
+  })
+
+  describe("ask_user", () => {
+    /** A Teller that asks which colour and reports the answer it is resumed with. */
+    const asking = (timeout: number) =>
+      byRole({
+        teller: (req) => {
+          const answer = req.lastToolResults.find((result) => result.toolName === "ask_user")
+          if (answer) return reply(`got ${answer.content}`)
+          if (afterTool(req)) return { text: "" }
+          return { toolCalls: [{ name: "ask_user", args: { question: "Which colour?", options: ["Red", "Blue"], default: "Red", timeout } }] }
+        },
+      })
+    const question = () => api.waitFor(() => api.sent.find((message) => message.text?.startsWith("Which colour?")))
+    const edited = (message: Message) => api.waitFor(() => api.sent.find((m) => m.message_id === message.message_id && m.edit_date !== undefined))
+
+    it("is answered by a button: the press is answered, the question edited without buttons, the Teller resumed", async () => {
+      const steward = await start(asking(3600))
+      api.pushUpdate(textUpdate(OWNER, OWNER, "paint the fence"))
+      const asked = await question()
+      const buttons = asked.reply_markup?.inline_keyboard.flat() ?? []
+      expect(buttons.map((button) => button.text)).toEqual(["Red", "Blue"])
+      const blue = buttons[1]!
+      const press = callbackUpdate(OWNER, OWNER, asked.message_id, "callback_data" in blue ? blue.callback_data : "")
+      api.pushUpdate(press)
+      await api.waitFor(() => textsIn(api, OWNER).includes('got {"answer":"Blue","source":"user"}'))
+      expect(api.callbackAnswers.map((answer) => answer.callback_query_id)).toEqual([press.callback_query!.id])
+      const closed = await edited(asked)
+      expect(closed.text).toBe("Which colour?\n\nAnswer: Blue")
+      expect(closed.reply_markup).toBeUndefined()
+      await steward.supervisor.idle()
+    })
+
+    it("expires with its default: the question edited to say so, the Teller resumed with the default", async () => {
+      const steward = await start(asking(1))
+      api.pushUpdate(textUpdate(OWNER, OWNER, "paint the fence"))
+      const asked = await question()
+      const closed = await edited(asked)
+      expect(closed.text).toBe("Which colour?\n\nNo answer — used default: Red")
+      expect(closed.reply_markup).toBeUndefined()
+      await api.waitFor(() => textsIn(api, OWNER).includes('got {"answer":"Red","source":"default"}'))
+      await steward.supervisor.idle()
+    })
+  })
+})
+
+describe("Telegram end to end (the real program)", () => {
+  let steward: StewardProcess | undefined
+
+  afterEach(async () => {
+    if (steward && steward.child.exitCode === null) await steward.kill()
+    steward = undefined
+  })
+
+  /** Waits on the fake API, but gives up at once with the program's stderr if it died. */
+  async function until<T>(steward: StewardProcess, what: string, predicate: () => T, timeoutMs = 20_000): Promise<NonNullable<T>> {
+    const died = steward.exited.then((code) => Promise.reject(new Error(`Steward exited (${code}) while waiting for ${what}: ${steward.stderr.join("").slice(-2000)}`)))
+    return Promise.race([api.waitFor(predicate, timeoutMs), died])
+  }
+
+  it("survives SIGKILL during a Worker task: after a restart on the same DATA_DIR exactly one final reply arrives", async () => {
+    let workerCalls = 0
+    const script = delegating((req) => {
+      if (afterTool(req)) return { text: "Saved notes/after-crash.md" }
+      // The first run hangs until the process dies; the run after the restart completes.
+      if (++workerCalls === 1) return { hang: true }
+      return { toolCalls: [{ name: "write_file", args: { path: "notes/after-crash.md", content: "ok" } }] }
+    })
+    server = await startModelServer(script)
+    steward = StewardProcess.start(env())
+    api.pushUpdate(textUpdate(OWNER, OWNER, "crash test"))
+    await until(steward, "the acknowledgement", () => textsIn(api, OWNER).includes("On it."))
+    await until(steward, "the worker's first run", () => workerCalls === 1)
+    expect(await steward.kill("SIGKILL")).toBe(null)
+
+    steward = StewardProcess.start(env())
+    await until(steward, "the final reply after the restart", () => textsIn(api, OWNER).includes("Done: Saved notes/after-crash.md"))
+    expect(await steward.kill("SIGTERM")).toBe(0)
+    const sentReplies = api.requests.filter((request) => request.method === "sendMessage" && !String(request.params.text).startsWith("⚙️")).map((request) => request.params.text)
+    expect(sentReplies).toEqual(["On it.", "Done: Saved notes/after-crash.md"])
+    expect(workerCalls).toBe(2)
+  }, 60_000)
+})
