@@ -103,7 +103,8 @@ export class TelegramChannel implements Channel {
       messageIds.push(await sendChunk(this.bot.api, chatId, chunks[i], i === chunks.length - 1 ? keyboard : undefined))
     }
     this.partial.delete(conversation)
-    return { messageId: String(messageIds[0]) }
+    // A question is edited when it closes: its id is that of the part that carries the buttons.
+    return { messageId: String(keyboard ? messageIds.at(-1) : messageIds[0]) }
   }
 
   async edit(conversation: string, messageId: string, message: OutgoingMessage): Promise<void> {

@@ -55,8 +55,9 @@ export interface Channel {
   /** The prefix of the conversation ids this channel owns ("console", "slack", "telegram"). */
   readonly name: string
   start(handlers: ChannelHandlers): Promise<void>
-  /** Posts one message; resolves with the platform's id for it (the id of its first part when
-   *  it had to be split) once the platform accepted it. Throws when it was not accepted. */
+  /** Posts one message; resolves with the platform's id for it once the platform accepted it
+   *  (when it had to be split: the part with the buttons, else the first). Throws when it was
+   *  not accepted. */
   send(conversation: string, message: OutgoingMessage): Promise<{ messageId: string }>
   /** Replaces a sent message's text and removes its buttons (an answered or expired question). */
   edit(conversation: string, messageId: string, message: OutgoingMessage): Promise<void>
