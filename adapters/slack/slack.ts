@@ -1,20 +1,175 @@
+import type { AddressInfo } from "node:net"
+import { App, HTTPReceiver, SocketModeReceiver, webApi, type BlockAction, type ButtonAction } from "@slack/bolt"
 import type { Logger } from "pino"
-import type { Channel, ChannelHandlers, OutgoingMessage } from "../../src/channel/channel.ts"
-import type { Config } from "../../src/config/config.ts"
+import type { Channel, ChannelHandlers, InboundMessage, OutgoingMessage, ProgressUpdate } from "../../src/channel/channel.ts"
+import { ConfigError, type Config } from "../../src/config/config.ts"
+import { section, withButtons, type Block } from "./blocks.ts"
+import { messageIdOf, messageRefOf, placeOf } from "./conversation.ts"
+import { ACTION_ID, inboundOfAction, inboundOfEvent, type MessageEvent } from "./inbound.ts"
+import { boltLogger } from "./logger.ts"
+import { ProgressMessages } from "./progress.ts"
+import { renderSlack, SLACK_LIMIT } from "./render.ts"
+import { SocketWatchdog } from "./watchdog.ts"
 
-/** Slack DMs and threads through Bolt. (Being built: see issue 5.) */
+export interface SlackChannelOptions {
+  /** The address the HTTP receiver binds (default: every interface). */
+  host?: string
+  /** Overrides SLACK_PORT (tests pass 0 and read `httpPort`). */
+  port?: number
+  /** Web API retries of one call (429s wait out Retry-After first); the outbox retries beyond them. */
+  retryConfig?: webApi.RetryOptions
+  progressEditIntervalMs?: number
+  /** Socket Mode: restart a connection that claims to be open but carried nothing this long. */
+  socketSilenceMs?: number
+}
+
+/** A few quick retries in place; a platform that stays down is the outbox's to retry, with backoff. */
+const RETRY_CONFIG: webApi.RetryOptions = { retries: 3, factor: 2, minTimeout: 1000, maxTimeout: 10_000 }
+const EVENTS_PATH = "/slack/events"
+/** Leaves room for the ellipsis that says an edit's text was cut to one message. */
+const EDIT_LIMIT = SLACK_LIMIT - 2
+
+type SlackConfig = Config["slack"] & { botToken: string }
+
+/**
+ * Slack DMs, mentions and threads through Bolt: Socket Mode when an app token is set, else the
+ * Events API over HTTP with signed requests. Events are acknowledged before they are handed to
+ * the core; replies are rendered to mrkdwn and split under Slack's limits; buttons are Block Kit.
+ * It knows nothing about agents.
+ */
 export class SlackChannel implements Channel {
   readonly name = "slack"
+  /** Posts and edits: created up front, since the outbox may send before start(). */
+  private readonly web: webApi.WebClient
+  private readonly clientOptions: webApi.WebClientOptions
+  private readonly progressMessages: ProgressMessages
+  private app?: App
+  private watchdog?: SocketWatchdog
+  private port?: number
+  private botUserId = ""
+  /** Per conversation, the message being handed to the core: a conversation's events go in the order they came. */
+  private handing = new Map<string, Promise<void>>()
+  /** Threads in channels Steward takes part in (mentioned there, or replied there), so their messages need no mention. */
+  private threads = new Set<string>()
+  /** Per conversation, a reply of several parts of which only the first ones got out. */
+  private partial = new Map<string, { key: string; ids: { channel: string; ts: string }[] }>()
+
   constructor(
-    private readonly config: Config["slack"] & { botToken: string },
+    private readonly config: SlackConfig,
     private readonly log: Logger,
-  ) {}
-  async start(_handlers: ChannelHandlers): Promise<void> {
-    throw new Error("the Slack channel is not built yet")
+    private readonly options: SlackChannelOptions = {},
+  ) {
+    if (!config.appToken && !config.signingSecret) {
+      throw new ConfigError("SLACK_SIGNING_SECRET", "SLACK_SIGNING_SECRET: required in HTTP mode (without SLACK_APP_TOKEN), so that only Slack can post events")
+    }
+    this.clientOptions = {
+      // The Web API client appends method names to the URL as is.
+      slackApiUrl: config.apiUrl?.replace(/\/*$/, "/"),
+      retryConfig: options.retryConfig ?? RETRY_CONFIG,
+      logger: boltLogger(log),
+    }
+    this.web = new webApi.WebClient(config.botToken, this.clientOptions)
+    this.progressMessages = new ProgressMessages(this.web, log, options.progressEditIntervalMs)
   }
-  async send(_conversation: string, _message: OutgoingMessage): Promise<{ messageId: string }> {
-    throw new Error("the Slack channel is not built yet")
+
+  /** The port the HTTP receiver listens on, once started in HTTP mode. */
+  get httpPort(): number | undefined {
+    return this.port
   }
-  async edit(): Promise<void> {}
-  async stop(): Promise<void> {}
+
+  async start(handlers: ChannelHandlers): Promise<void> {
+    const me = await this.web.auth.test()
+    this.botUserId = me.user_id ?? ""
+    const logger = boltLogger(this.log)
+    const { appToken, signingSecret } = this.config
+    const receiver = appToken
+      ? new SocketModeReceiver({ appToken, logger, installerOptions: { clientOptions: { ...this.clientOptions } } })
+      : new HTTPReceiver({ signingSecret: signingSecret!, endpoints: EVENTS_PATH, logger, processBeforeResponse: false })
+    // With the bot's ids given, Bolt does not call auth.test again.
+    this.app = new App({ receiver, token: this.config.botToken, botId: me.bot_id, botUserId: me.user_id, logger, clientOptions: { ...this.clientOptions }, convoStore: false })
+    this.route(handlers, me.team_id ?? "")
+    if (receiver instanceof SocketModeReceiver) {
+      this.watchdog = new SocketWatchdog(receiver.client, this.log, this.options.socketSilenceMs)
+      await this.app.start()
+      this.log.info("receiving Slack events over Socket Mode")
+      return
+    }
+    const server = await this.app.start({ port: this.options.port ?? this.config.port, host: this.options.host })
+    this.port = (server.address() as AddressInfo).port
+    this.log.info({ port: this.port, path: EVENTS_PATH }, "receiving Slack events over HTTP")
+  }
+
+  async send(conversation: string, message: OutgoingMessage): Promise<{ messageId: string }> {
+    const place = placeOf(conversation)
+    const parts = renderSlack(message.text)
+    if (parts.length === 0) throw new Error("nothing to send: the message is empty")
+    // The outbox retries a conversation's failed message before it sends the next one, so a
+    // partial send of this same message is the one being retried: the parts that got out are skipped.
+    const key = JSON.stringify(message)
+    const previous = this.partial.get(conversation)
+    const ids = previous?.key === key ? previous.ids : []
+    this.partial.set(conversation, { key, ids })
+    for (let i = ids.length; i < parts.length; i++) {
+      // Buttons go under the last part, after all of the text they answer.
+      const blocks = i === parts.length - 1 && message.buttons?.length ? withButtons(parts[i], message.buttons) : undefined
+      const posted = await this.web.chat.postMessage({ channel: place.channel, thread_ts: place.thread, text: parts[i], blocks })
+      ids.push({ channel: posted.channel ?? place.channel, ts: posted.ts! })
+    }
+    this.partial.delete(conversation)
+    if (place.thread) this.threads.add(conversation)
+    return { messageId: messageIdOf(ids[0].channel, ids[0].ts) }
+  }
+
+  async edit(_conversation: string, messageId: string, message: OutgoingMessage): Promise<void> {
+    const { channel, ts } = messageRefOf(messageId)
+    const parts = renderSlack(message.text, EDIT_LIMIT)
+    const text = parts.length > 1 ? `${parts[0]} …` : (parts[0] ?? "…")
+    // Without `blocks` Slack would keep the old ones, buttons included: the new text replaces them.
+    const blocks: Block[] = [section(text)]
+    await this.web.chat.update({ channel, ts, text, blocks })
+  }
+
+  progress(conversation: string, update: ProgressUpdate): void {
+    this.progressMessages.update(placeOf(conversation), update)
+  }
+
+  async stop(): Promise<void> {
+    this.watchdog?.stop()
+    this.progressMessages.stop()
+    await this.app?.stop().catch((error: unknown) => this.log.warn({ err: error }, "could not stop the Slack receiver cleanly"))
+    this.app = undefined
+    await Promise.allSettled(this.handing.values())
+  }
+
+  private route(handlers: ChannelHandlers, team: string): void {
+    const app = this.app!
+    app.error(async (error) => this.log.error({ err: error }, "could not handle a Slack event"))
+    // Bolt has acknowledged an event before its listeners run; what follows is after the ack.
+    app.event(/^(?:message|app_mention)$/, async ({ event, body }) => {
+      const message = event as unknown as MessageEvent
+      const inbound = inboundOfEvent(message, { team, eventId: body.event_id, botUserId: this.botUserId, follows: (conversation) => this.threads.has(conversation) })
+      if (inbound && message.type === "app_mention") this.threads.add(inbound.conversation)
+      await this.hand(handlers, inbound)
+    })
+    app.action<BlockAction<ButtonAction>>({ type: "block_actions", action_id: ACTION_ID }, async ({ ack, body }) => {
+      await ack()
+      await this.hand(handlers, inboundOfAction(body))
+    })
+  }
+
+  /** onMessage rejects only when the core could not store the message; the event is acked by then, so it is logged. */
+  private hand(handlers: ChannelHandlers, message: InboundMessage | undefined): Promise<void> {
+    if (!message) return Promise.resolve()
+    const { conversation } = message
+    const handed = (this.handing.get(conversation) ?? Promise.resolve())
+      // After the I/O already read: in a burst, the other events' acknowledgements go out before this one's work starts.
+      .then(() => new Promise((resolve) => setImmediate(resolve)))
+      .then(() => handlers.onMessage(message))
+      .catch((error: unknown) => this.log.error({ err: error, conversation, eventId: message.eventId }, "could not take a Slack message"))
+    this.handing.set(conversation, handed)
+    void handed.then(() => {
+      if (this.handing.get(conversation) === handed) this.handing.delete(conversation)
+    })
+    return handed
+  }
 }

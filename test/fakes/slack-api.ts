@@ -1,0 +1,379 @@
+import { createHmac, randomBytes } from "node:crypto"
+import { createServer, request, type IncomingMessage, type ServerResponse } from "node:http"
+import type { AddressInfo } from "node:net"
+import { WebSocketServer, type WebSocket } from "ws"
+
+/**
+ * A fake Slack Web API on 127.0.0.1 for tests with the real @slack/bolt: the methods Steward
+ * uses, with Slack's request formats (form-encoded with `blocks` as a JSON string, or JSON),
+ * bearer tokens, `{ok: false, error}` answers, block limits and 429 with Retry-After on
+ * demand. `apps.connections.open` hands out a ws:// URL of a Socket Mode server it runs too.
+ *
+ * Beside it, `EventSender` posts signed Events API and interactivity requests to an app, the
+ * way Slack does. Not modelled: files, reactions, users, rate limits on their own, the
+ * Events API's retries on their own (a test sends the retry itself).
+ */
+
+type Params = Record<string, unknown>
+export type SlackBlock = { type: string; block_id?: string; text?: { type: string; text: string }; elements?: SlackElement[] }
+export type SlackElement = { type: string; action_id?: string; value?: string; text?: { type: string; text: string } }
+export type SlackMessage = { channel: string; ts: string; text: string; blocks?: SlackBlock[]; thread_ts?: string; user: string; bot_id: string }
+export type Failure = { error: string } | { status: 429; retryAfter: number } | { status: number }
+export type Call = { method: string; params: Params; token?: string }
+
+export type SlackApi = {
+  /** `http://127.0.0.1:<port>/api/`, for `clientOptions.slackApiUrl` (SLACK_API_URL). */
+  apiUrl: string
+  botToken: string
+  appToken: string
+  signingSecret: string
+  team: string
+  botUserId: string
+  botId: string
+  /** The messages currently in the channels: updates replace their message, deletes remove it. */
+  messages: SlackMessage[]
+  /** Every Web API call as received, failed ones included. */
+  calls: Call[]
+  socket: SocketModeServer
+  /** The next call of `method` (for which `when` holds, if given) fails this way instead of running; several queue up. */
+  failNext(method: string, failure: Failure, when?: (params: Params) => boolean): void
+  /** Resolves with the predicate's first truthy value; rejects once `timeoutMs` (default 5000) has passed. */
+  waitFor<T>(predicate: () => T, timeoutMs?: number): Promise<NonNullable<T>>
+  close(): Promise<void>
+}
+
+export type SocketModeServer = {
+  /** WebSocket connections opened so far, the newest last. */
+  connections: WebSocket[]
+  /** Envelope acknowledgements the app sent back, in order. */
+  acks: { envelope_id: string; payload?: unknown }[]
+  /** Sends an Events API envelope on the newest open connection; resolves with its envelope id. */
+  sendEvent(body: EventCallback, retryAttempt?: number): string
+  sendInteractive(payload: BlockActionsPayload): string
+}
+
+const MESSAGE_LIMIT = 40_000
+const SECTION_TEXT_LIMIT = 3000
+const BUTTON_TEXT_LIMIT = 75
+const ACTIONS_LIMIT = 25
+
+class ApiError extends Error {
+  constructor(readonly error: string) {
+    super(error)
+  }
+}
+
+// Timestamps are shared by all fakes and helpers, so user and bot messages never collide and sort in order.
+let lastTs = 0
+export function nextTs(): string {
+  lastTs++
+  return `${1_700_000_000 + Math.floor(lastTs / 1_000_000)}.${String(lastTs % 1_000_000).padStart(6, "0")}`
+}
+let lastEvent = 0
+
+export async function startSlackApi(options: { team?: string } = {}): Promise<SlackApi> {
+  const team = options.team ?? "T0TEAM"
+  const botUserId = "U0BOT"
+  const botId = "B0BOT"
+  const botToken = `xoxb-${randomBytes(8).toString("hex")}`
+  const appToken = `xapp-1-${randomBytes(8).toString("hex")}`
+  const messages: SlackMessage[] = []
+  const calls: Call[] = []
+  const failures = new Map<string, { failure: Failure; when: (params: Params) => boolean }[]>()
+
+  const find = (params: Params) => {
+    const index = messages.findIndex((message) => message.channel === params.channel && message.ts === params.ts)
+    if (index < 0) throw new ApiError("message_not_found")
+    return index
+  }
+
+  const methods: Record<string, (params: Params, token: string) => unknown> = {
+    "auth.test": (_params, token) => {
+      if (!token.startsWith("xoxb-")) throw new ApiError("not_allowed_token_type")
+      return { url: "https://steward-test.slack.com/", team: "Steward Test", user: "steward", team_id: team, user_id: botUserId, bot_id: botId, is_enterprise_install: false }
+    },
+    "chat.postMessage": (params) => {
+      const channel = requireChannel(params)
+      const content = contentOf(params)
+      if (!content.text && !content.blocks) throw new ApiError("no_text")
+      const message: SlackMessage = { channel, ts: nextTs(), user: botUserId, bot_id: botId, text: content.text ?? "", ...(content.blocks && { blocks: content.blocks }) }
+      if (params.thread_ts !== undefined) {
+        if (!messages.some((m) => m.channel === channel && m.ts === params.thread_ts) && !String(params.thread_ts).match(/^\d+\.\d+$/)) throw new ApiError("invalid_thread_ts")
+        message.thread_ts = String(params.thread_ts)
+      }
+      messages.push(message)
+      return { channel, ts: message.ts, message }
+    },
+    "chat.update": (params) => {
+      requireChannel(params)
+      const index = find(params)
+      const content = contentOf(params)
+      // As on Slack: without `blocks` the message keeps its blocks; an empty list removes them.
+      const updated: SlackMessage = { ...messages[index], text: content.text ?? messages[index].text }
+      if (content.blocks !== undefined) updated.blocks = content.blocks.length > 0 ? content.blocks : undefined
+      messages[index] = updated
+      return { channel: updated.channel, ts: updated.ts, text: updated.text }
+    },
+    "chat.delete": (params) => {
+      requireChannel(params)
+      messages.splice(find(params), 1)
+      return { channel: params.channel, ts: params.ts }
+    },
+    "apps.connections.open": (_params, token) => {
+      if (!token.startsWith("xapp-")) throw new ApiError("not_allowed_token_type")
+      return { url: `ws://127.0.0.1:${port}/link/?ticket=${randomBytes(6).toString("hex")}` }
+    },
+  }
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const route = /^\/api\/([\w.]+)$/.exec(new URL(req.url ?? "/", "http://127.0.0.1").pathname)
+    if (!route) return reply(res, 404, { ok: false, error: "unknown_method" })
+    const method = route[1]
+    const params = await bodyOf(req)
+    const token = /^Bearer (.+)$/.exec(req.headers.authorization ?? "")?.[1] ?? (typeof params.token === "string" ? params.token : undefined)
+    calls.push({ method, params, token })
+    const queued = failures.get(method) ?? []
+    const index = queued.findIndex((entry) => entry.when(params))
+    const failure = index < 0 ? undefined : queued.splice(index, 1)[0].failure
+    if (failure) {
+      if ("error" in failure) return reply(res, 200, { ok: false, error: failure.error })
+      if ("retryAfter" in failure) return reply(res, 429, { ok: false, error: "ratelimited" }, { "retry-after": String(failure.retryAfter) })
+      return reply(res, failure.status, { ok: false, error: "fatal_error" })
+    }
+    const run = methods[method]
+    if (!run) return reply(res, 200, { ok: false, error: "unknown_method" })
+    if (!token) return reply(res, 200, { ok: false, error: "not_authed" })
+    if (token !== botToken && token !== appToken) return reply(res, 200, { ok: false, error: "invalid_auth" })
+    try {
+      reply(res, 200, { ok: true, ...(run(params, token) as object) })
+    } catch (error) {
+      if (!(error instanceof ApiError)) throw error
+      reply(res, 200, { ok: false, error: error.error })
+    }
+  }
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch((error: unknown) => {
+      // A bug in the fake should fail the test loudly, not look like a Slack error.
+      reply(res, 500, { ok: false, error: `fake crashed: ${error instanceof Error ? error.stack : error}` })
+    })
+  })
+  const sockets = new WebSocketServer({ server, path: "/link/" })
+  const socket = socketModeServer(sockets)
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject)
+    server.listen(0, "127.0.0.1", resolve)
+  })
+  const { port } = server.address() as AddressInfo
+
+  return {
+    apiUrl: `http://127.0.0.1:${port}/api/`,
+    botToken,
+    appToken,
+    signingSecret: randomBytes(16).toString("hex"),
+    team,
+    botUserId,
+    botId,
+    messages,
+    calls,
+    socket,
+    failNext(method, failure, when = () => true) {
+      failures.set(method, [...(failures.get(method) ?? []), { failure, when }])
+    },
+    waitFor: (predicate, timeoutMs) => waitFor(predicate, timeoutMs),
+    async close() {
+      for (const client of sockets.clients) client.terminate()
+      await new Promise<void>((resolve) => sockets.close(() => resolve()))
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve())
+        server.closeAllConnections()
+      })
+    },
+  }
+}
+
+function socketModeServer(sockets: WebSocketServer): SocketModeServer {
+  const connections: WebSocket[] = []
+  const acks: SocketModeServer["acks"] = []
+  let lastEnvelope = 0
+  sockets.on("connection", (ws) => {
+    connections.push(ws)
+    ws.on("message", (data) => acks.push(JSON.parse(String(data)) as SocketModeServer["acks"][number]))
+    ws.send(JSON.stringify({ type: "hello", num_connections: 1, debug_info: { host: "fake" }, connection_info: { app_id: "A0APP" } }))
+  })
+  const send = (envelope: object) => {
+    const open = connections.findLast((ws) => ws.readyState === ws.OPEN)
+    if (!open) throw new Error("no open Socket Mode connection")
+    const envelope_id = `env-${++lastEnvelope}`
+    open.send(JSON.stringify({ envelope_id, ...envelope }))
+    return envelope_id
+  }
+  return {
+    connections,
+    acks,
+    sendEvent: (body, retryAttempt = 0) => send({ type: "events_api", payload: body, accepts_response_payload: false, retry_attempt: retryAttempt, retry_reason: retryAttempt ? "timeout" : "" }),
+    sendInteractive: (payload) => send({ type: "interactive", payload, accepts_response_payload: false }),
+  }
+}
+
+function requireChannel(params: Params): string {
+  if (typeof params.channel !== "string" || !params.channel) throw new ApiError("channel_not_found")
+  return params.channel
+}
+
+/** The text and blocks of a post or update, checked against Slack's limits. */
+function contentOf(params: Params): { text?: string; blocks?: SlackBlock[] } {
+  const text = params.text === undefined ? undefined : String(params.text)
+  if (text !== undefined && text.length > MESSAGE_LIMIT) throw new ApiError("msg_too_long")
+  if (params.blocks === undefined) return { text }
+  const blocks = (typeof params.blocks === "string" ? JSON.parse(params.blocks) : params.blocks) as SlackBlock[]
+  if (!Array.isArray(blocks)) throw new ApiError("invalid_blocks_format")
+  const actionIds = new Set<string>()
+  for (const block of blocks) {
+    if (block.type === "section" && (!block.text?.text || block.text.text.length > SECTION_TEXT_LIMIT)) throw new ApiError("invalid_blocks")
+    if (block.type !== "actions") continue
+    if (!block.elements?.length || block.elements.length > ACTIONS_LIMIT) throw new ApiError("invalid_blocks")
+    for (const element of block.elements) {
+      const label = element.text?.text ?? ""
+      if (element.type !== "button" || element.text?.type !== "plain_text" || !label || label.length > BUTTON_TEXT_LIMIT) throw new ApiError("invalid_blocks")
+      if (!element.action_id || actionIds.has(element.action_id)) throw new ApiError("invalid_blocks")
+      actionIds.add(element.action_id)
+    }
+  }
+  return { text, blocks }
+}
+
+function reply(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  if (res.writableEnded || res.destroyed) return
+  res.writeHead(status, { "content-type": "application/json", ...headers }).end(JSON.stringify(body))
+}
+
+async function bodyOf(req: IncomingMessage): Promise<Params> {
+  const raw = await readAll(req)
+  if (!raw) return {}
+  const type = req.headers["content-type"] ?? ""
+  if (type.startsWith("application/json")) return JSON.parse(raw) as Params
+  if (type.startsWith("application/x-www-form-urlencoded")) return Object.fromEntries(new URLSearchParams(raw))
+  throw new Error(`the fake Slack API cannot read ${type || "bodies without a content type"}`)
+}
+
+async function readAll(req: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = []
+  for await (const chunk of req) chunks.push(chunk as Buffer)
+  return Buffer.concat(chunks).toString("utf8")
+}
+
+export function waitFor<T>(predicate: () => T, timeoutMs = 5000): Promise<NonNullable<T>> {
+  return new Promise<NonNullable<T>>((resolve, reject) => {
+    const deadline = Date.now() + timeoutMs
+    const check = () => {
+      try {
+        const value = predicate()
+        if (value) resolve(value as NonNullable<T>)
+        else if (Date.now() < deadline) return
+        else reject(new Error(`waitFor: condition not met within ${timeoutMs} ms`))
+      } catch (error) {
+        reject(error)
+      }
+      clearInterval(timer)
+    }
+    const timer = setInterval(check, 5)
+    check()
+  })
+}
+
+// ── events, as Slack sends them ───────────────────────────────────────────────────────
+
+export type SlackEvent = { type: string; user?: string; text?: string; ts: string; channel: string; channel_type?: string; thread_ts?: string; subtype?: string; bot_id?: string; event_ts?: string }
+export type EventCallback = { token: string; team_id: string; api_app_id: string; event: SlackEvent; type: "event_callback"; event_id: string; event_time: number; authorizations: object[] }
+
+export function eventCallback(team: string, event: SlackEvent, eventId = `Ev${String(++lastEvent).padStart(8, "0")}`): EventCallback {
+  return {
+    token: "legacy-verification-token",
+    team_id: team,
+    api_app_id: "A0APP",
+    event: { event_ts: event.ts, ...event },
+    type: "event_callback",
+    event_id: eventId,
+    event_time: Math.floor(Date.now() / 1000),
+    authorizations: [{ team_id: team, user_id: "U0BOT", is_bot: true, is_enterprise_install: false }],
+  }
+}
+
+/** A user's direct message to the bot (in a thread of the DM when `thread_ts` is given). */
+export function dmEvent(user: string, channel: string, text: string, extra: Partial<SlackEvent> = {}): SlackEvent {
+  return { type: "message", user, text, ts: nextTs(), channel, channel_type: "im", ...extra }
+}
+
+/** `@steward …` in a channel: Slack sends the mention with the bot's user id in angle brackets. */
+export function mentionEvent(user: string, channel: string, text: string, extra: Partial<SlackEvent> = {}): SlackEvent {
+  return { type: "app_mention", user, text: `<@U0BOT> ${text}`, ts: nextTs(), channel, ...extra }
+}
+
+export function channelMessageEvent(user: string, channel: string, text: string, extra: Partial<SlackEvent> = {}): SlackEvent {
+  return { type: "message", user, text, ts: nextTs(), channel, channel_type: "channel", ...extra }
+}
+
+export type BlockActionsPayload = ReturnType<typeof blockActions>
+
+/** A press of the button `label` on `message`, as the interactivity payload Slack posts. */
+export function blockActions(team: string, user: string, message: SlackMessage, label: string) {
+  const element = message.blocks?.flatMap((block) => (block.type === "actions" ? (block.elements ?? []) : [])).find((e) => e.text?.text === label)
+  if (!element) throw new Error(`no button "${label}" on message ${message.ts}`)
+  const actionTs = nextTs()
+  return {
+    type: "block_actions" as const,
+    team: { id: team, domain: "steward-test" },
+    user: { id: user, username: user.toLowerCase(), team_id: team },
+    api_app_id: "A0APP",
+    token: "legacy-verification-token",
+    container: { type: "message", message_ts: message.ts, channel_id: message.channel, is_ephemeral: false, ...(message.thread_ts && { thread_ts: message.thread_ts }) },
+    trigger_id: `${Date.now()}.${randomBytes(4).readUInt32BE()}.${randomBytes(8).toString("hex")}`,
+    channel: { id: message.channel, name: "directmessage" },
+    message: { type: "message", user: message.user, bot_id: message.bot_id, ts: message.ts, text: message.text, blocks: message.blocks, ...(message.thread_ts && { thread_ts: message.thread_ts }) },
+    response_url: "http://127.0.0.1:9/response-url-not-used",
+    actions: [{ type: "button", action_id: element.action_id!, block_id: "steward", text: element.text!, value: element.value!, action_ts: actionTs }],
+  }
+}
+
+// ── signed requests to the app ────────────────────────────────────────────────────────
+
+export type Delivery = { status: number; body: string; ms: number }
+export type SignOptions = { retryNum?: number; timestamp?: number; signingSecret?: string }
+
+/** Posts to an app's `/slack/events` as Slack does: v0 signature over `v0:<timestamp>:<body>`. */
+export class EventSender {
+  constructor(
+    readonly url: string,
+    private readonly signingSecret: string,
+  ) {}
+
+  event(body: EventCallback, options: SignOptions = {}): Promise<Delivery> {
+    return this.post(JSON.stringify(body), "application/json", options)
+  }
+
+  /** Interactivity arrives form-encoded, the JSON in a `payload` field. */
+  action(payload: BlockActionsPayload, options: SignOptions = {}): Promise<Delivery> {
+    return this.post(new URLSearchParams({ payload: JSON.stringify(payload) }).toString(), "application/x-www-form-urlencoded", options)
+  }
+
+  post(body: string, contentType: string, { retryNum, timestamp = Math.floor(Date.now() / 1000), signingSecret = this.signingSecret }: SignOptions = {}): Promise<Delivery> {
+    const signature = `v0=${createHmac("sha256", signingSecret).update(`v0:${timestamp}:${body}`).digest("hex")}`
+    const headers: Record<string, string> = {
+      "content-type": contentType,
+      "content-length": String(Buffer.byteLength(body)),
+      "x-slack-request-timestamp": String(timestamp),
+      "x-slack-signature": signature,
+      ...(retryNum !== undefined && { "x-slack-retry-num": String(retryNum), "x-slack-retry-reason": "http_timeout" }),
+    }
+    const started = performance.now()
+    return new Promise((resolve, reject) => {
+      const req = request(this.url, { method: "POST", headers }, (res) => {
+        readAll(res).then((text) => resolve({ status: res.statusCode ?? 0, body: text, ms: performance.now() - started }), reject)
+      })
+      req.setTimeout(10_000, () => req.destroy(new Error("the app did not answer within 10 s")))
+      req.on("error", reject)
+      req.end(body)
+    })
+  }
+}
