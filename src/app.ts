@@ -10,6 +10,7 @@ import { forRole, parseConfig } from "./permission/permission.ts"
 import { Store } from "./store/store.ts"
 import { Outbox } from "./supervisor/outbox.ts"
 import { Supervisor } from "./supervisor/supervisor.ts"
+import { HooksServer } from "./hooks/hooks.ts"
 import { allTools } from "./tool/registry.ts"
 import type { MemoryService } from "./tool/services.ts"
 
@@ -18,6 +19,8 @@ export const PROMPTS_DIR = new URL("../prompts/", import.meta.url).pathname
 export interface App {
   supervisor: Supervisor
   store: Store
+  /** Where POST /hooks/<name> listens, when HOOKS_TOKEN is set. */
+  hooksPort?: number
   stop(): Promise<void>
 }
 
@@ -25,7 +28,14 @@ export interface App {
  * Wires Steward together: store, outbox, agents, tools, rules, Supervisor, channels. The
  * channels are given from outside so tests and the benchmark can plug in their own.
  */
-export async function startApp(config: Config, log: Logger, channels: Channel[], memory: SupervisorMemory, model: (agent: Agent) => LanguageModel = modelFor(config)): Promise<App> {
+export async function startApp(
+  config: Config,
+  log: Logger,
+  channels: Channel[],
+  memory: SupervisorMemory,
+  model: (agent: Agent) => LanguageModel = modelFor(config),
+  options: { hooksHost?: string } = {},
+): Promise<App> {
   const agents = loadAgents(PROMPTS_DIR)
   const workerTypes = [...agents.workers.values()].map((w) => ({ name: w.name, description: w.description }))
   const extra = config.permissionsFile ? readPermissions(config.permissionsFile) : undefined
@@ -41,10 +51,14 @@ export async function startApp(config: Config, log: Logger, channels: Channel[],
   running.events.on("progress", (conversation, update) => byName.get(channelOf(conversation))?.progress?.(conversation, update))
   running.events.on("activity", (conversation, busy) => byName.get(channelOf(conversation))?.activity?.(conversation, busy))
   for (const channel of channels) await channel.start({ onMessage: (message) => running.inbound(message).then(() => {}), commands: running.commands() })
+  const hooks = config.hooks.token ? new HooksServer(config.hooks.token, (name) => running.scheduler.raise(name), log) : undefined
+  const hooksPort = await hooks?.start(config.hooks.port, options.hooksHost)
   return {
     supervisor: running,
     store,
+    hooksPort,
     async stop() {
+      await hooks?.stop()
       for (const channel of channels) await channel.stop()
       await running.stop()
       await outbox.stop()

@@ -1,6 +1,8 @@
 import { resolve } from "node:path"
 import { approvePairing } from "./access/access.ts"
 import { readEnvFile } from "./config/config.ts"
+import { EVENT_NAME } from "./schedule/condition.ts"
+import { raiseEvent } from "./schedule/events.ts"
 import { Store } from "./store/store.ts"
 
 /**
@@ -9,17 +11,29 @@ import { Store } from "./store/store.ts"
  */
 const USAGE = `usage: npm run steward -- <command>
   pairing approve <code>   let the user who was given <code> talk to Steward
-  pairing list             show pairing codes waiting for approval`
+  pairing list             show pairing codes waiting for approval
+  event <name>             raise an event for conditional tasks and schedules`
 
 async function main(args: string[]): Promise<number> {
   readEnvFile()
   const [command, sub, value] = args
-  if (command !== "pairing" || !(sub === "list" || (sub === "approve" && value))) {
+  const known = (command === "pairing" && (sub === "list" || (sub === "approve" && value))) || (command === "event" && sub && !value)
+  if (!known) {
     process.stderr.write(`${USAGE}\n`)
+    return 2
+  }
+  if (command === "event" && !EVENT_NAME.test(sub!)) {
+    process.stderr.write("steward: an event name is 1-64 letters, digits, _ . -\n")
     return 2
   }
   const store = await Store.open(resolve(process.env.DATA_DIR || "./data"))
   try {
+    if (command === "event") {
+      // The running server picks it up within a second (Scheduler's poll).
+      await raiseEvent(store.db, sub!)
+      process.stdout.write(`raised ${sub}\n`)
+      return 0
+    }
     if (sub === "list") {
       const pending = (await store.pairings()).filter((p) => Date.parse(p.expiresAt) > Date.now())
       process.stdout.write(pending.length === 0 ? "no pairing requests\n" : pending.map((p) => `${p.code}  ${p.user}  until ${p.expiresAt}\n`).join(""))

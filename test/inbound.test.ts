@@ -120,7 +120,7 @@ describe("commands", () => {
     await channel.say("/cancel nope")
     await channel.say(`/cancel ${id}`)
     await channel.waitFor(() => channel.sent.some((m) => m.text === "report: cancelled"), "the cancelled report")
-    expect(channel.sent.map((m) => m.text).slice(1, 3)).toEqual(["No queued or running task nope in this conversation.", `Cancelled ${id}.`])
+    expect(channel.sent.map((m) => m.text).slice(1, 3)).toEqual(["No queued or running task or schedule nope in this conversation.", `Cancelled ${id}.`])
     release()
   })
 

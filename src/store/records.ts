@@ -50,6 +50,8 @@ export interface TaskRecord {
   staged?: TaskRecord[]
   /** Planner only: the worker tasks it committed. */
   children?: string[]
+  /** The trigger firing whose run this is. */
+  firingId?: string
   /** The command that started it directly (`/review`, `@researcher`), without a model deciding. */
   command?: string
   /** Batch head (a task nobody committed): the Teller has been woken with the batch's results. */
@@ -90,6 +92,8 @@ export interface InboxEvent {
   createdAt: string
   /** Turns started for this event; a turn interrupted by crashes is given up after a few. */
   attempts: number
+  /** task_results of a trigger firing's run: what the turn posts is that firing's report. */
+  firingId?: string
 }
 
 export interface ConversationRecord {

@@ -65,9 +65,15 @@ export class Outbox {
     this.kick(record.conversation)
   }
 
-  /** The outbox record `origin` produced, if any. */
-  find(origin: string): OutboxRecord | undefined {
-    return this.byOrigin.get(origin)
+  /** Has a message been queued as this firing's report? */
+  hasFiring(firingId: string): boolean {
+    for (const record of this.records.values()) if (record.firingId === firingId) return true
+    return false
+  }
+
+  /** The channels messages can go to. */
+  channelNames(): string[] {
+    return [...this.channels.keys()]
   }
 
   /** True while a message could still go out without a new event (now or after a backoff). */

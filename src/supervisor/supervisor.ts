@@ -4,14 +4,18 @@ import type { Logger } from "pino"
 import { DEFAULT_WORKER, environment, type Agent, type Agents } from "../agent/agents.ts"
 import { runLoop, toolCalls, type LoopInput, type LoopOutcome } from "../agent/loop.ts"
 import { Access } from "../access/access.ts"
-import type { CommandInfo, InboundMessage, ProgressUpdate } from "../channel/channel.ts"
+import { channelOf, type CommandInfo, type InboundMessage, type ProgressUpdate } from "../channel/channel.ts"
 import { BUILT_IN, loadCommands, parseCommand, type FileCommand, type Parsed } from "../command/commands.ts"
 import type { Config } from "../config/config.ts"
 import { disabled, type Ruleset } from "../permission/permission.ts"
-import { TERMINAL, type InboxEvent, type SessionRecord, type TaskRecord, type TaskStatus, type ToolSummary } from "../store/records.ts"
-import { newId, type Store } from "../store/store.ts"
+import { TERMINAL, type InboxEvent, type OutboxRecord, type SessionRecord, type TaskRecord, type TaskStatus, type ToolSummary } from "../store/records.ts"
+import { newId, type Store, type StoredRecords } from "../store/store.ts"
 import type { DelegateRequest, ListTasksFilter, MemoryService, Services, TaskSummary } from "../tool/services.ts"
 import { Questions, type Answer, type Question } from "../question/questions.ts"
+import type { Condition } from "../schedule/condition.ts"
+import type { FiringRecord, TriggerRecord } from "../schedule/records.ts"
+import type { ScheduleRequest } from "../schedule/request.ts"
+import { Scheduler, type SchedulerHost } from "../schedule/scheduler.ts"
 import { AWAIT_ANSWER, ToolError, type Role, type ToolContext, type ToolDefinition } from "../tool/tool.ts"
 import type { Outbox } from "./outbox.ts"
 import { TaskQueue } from "./queue.ts"
@@ -55,7 +59,7 @@ class TimedOut extends Error {}
  * Plain code, no model: owns every queue, timer and state change. Each change is written to
  * the store before it is acted on, and `start()` rebuilds the queues from the store.
  */
-export class Supervisor implements Services {
+export class Supervisor implements Services, SchedulerHost {
   readonly workspaceDir: string
   readonly history: Store
   readonly memory: SupervisorDeps["memory"]
@@ -76,6 +80,9 @@ export class Supervisor implements Services {
   private inflight = new Set<Promise<unknown>>()
   private questions: Questions
   readonly access: Access
+  readonly scheduler: Scheduler
+  /** Per conversation, the trigger firings whose reports the running Teller turn is handling. */
+  private turnFirings = new Map<string, Set<string>>()
   private fileCommands: FileCommand[]
   /** Platform event ids being handled right now: a duplicate racing the first is dropped too. */
   private taking = new Set<string>()
@@ -89,6 +96,8 @@ export class Supervisor implements Services {
     this.sessions = new Sessions(deps.store)
     this.questions = new Questions(deps.store, deps.outbox, deps.log, (event) => this.enqueueEvent(event))
     this.access = new Access(deps.config.allowedUsers, deps.store, deps.outbox, deps.log)
+    this.scheduler = new Scheduler({ db: deps.store.db, host: this, log: deps.log.child({ module: "scheduler" }) })
+    deps.outbox.onSettled = (record) => void this.reportDelivery(record)
     const agentNames = new Set(["teller", "planner", ...deps.agents.workers.keys()])
     this.fileCommands = deps.commandsDir ? loadCommands(deps.commandsDir, agentNames) : []
   }
@@ -110,11 +119,14 @@ export class Supervisor implements Services {
       this.track(update)
       this.deps.log.warn({ task: task.id, failed }, "task was running when Steward stopped")
     }
-    for (const task of this.tasks.values()) if (task.status === "queued") this.queueOf(task).push(task.id, task.priority)
+    // Conditional tasks join the queue when their condition holds (awaitCondition, below).
+    for (const task of this.tasks.values()) if (task.status === "queued" && task.type !== "conditional") this.queueOf(task).push(task.id, task.priority)
     for (const task of this.tasks.values()) if (TERMINAL.has(task.status)) await this.reportIfDone(task)
     for (const event of await this.deps.store.events()) this.conversation(event.conversation, event.user).events.push(event)
     await this.access.load()
     await this.questions.load()
+    await this.scheduler.start()
+    for (const task of this.tasks.values()) if (task.status === "queued" && task.type === "conditional") this.awaitCondition(task)
     this.dispatch()
     for (const conversation of this.conversations.values()) this.pump(conversation)
   }
@@ -124,6 +136,7 @@ export class Supervisor implements Services {
   async stop(): Promise<void> {
     this.stopping = true
     this.questions.stop()
+    await this.scheduler.stop()
     for (const controller of this.running.values()) controller.abort(new Error("Steward is stopping"))
     await Promise.allSettled(this.inflight)
   }
@@ -211,8 +224,8 @@ export class Supervisor implements Services {
       case "cancel": {
         if (!command.id) return void (await answer("Usage: /cancel <task id> (see /tasks)"))
         const task = this.tasks.get(command.id)
-        const ok = task?.conversation === conversation && (await this.abort(command.id, "cancelled by the user"))
-        return void (await answer(ok ? `Cancelled ${command.id}.` : `No queued or running task ${command.id} in this conversation.`))
+        const ok = (await this.scheduler.cancel(command.id, conversation)) || (task?.conversation === conversation && (await this.abort(command.id, "cancelled by the user")))
+        return void (await answer(ok ? `Cancelled ${command.id}.` : `No queued or running task or schedule ${command.id} in this conversation.`))
       }
       case "new":
         await this.newTellerSession(conversation, user)
@@ -230,9 +243,15 @@ export class Supervisor implements Services {
   }
 
   private tasksText(conversation: string): string {
-    const open = [...this.tasks.values()].filter((t) => t.conversation === conversation && !TERMINAL.has(t.status))
-    if (open.length === 0) return "No tasks are queued or running."
-    return open.map((t) => `• ${t.id} — ${t.status}, ${t.agent}: ${t.prompt.slice(0, 80)}${t.prompt.length > 80 ? "…" : ""}`).join("\n")
+    const short = (text: string) => (text.length > 80 ? `${text.slice(0, 80)}…` : text)
+    const tasks = [...this.tasks.values()]
+      .filter((t) => t.conversation === conversation && !TERMINAL.has(t.status))
+      .map((t) => `• ${t.id} — ${t.status}${t.type === "conditional" ? " (waits for its condition)" : ""}, ${t.agent}: ${short(t.prompt)}`)
+    const triggers = this.scheduler
+      .list(conversation)
+      .map((t) => `• ${t.id} — schedule (${t.kind}), next ${t.nextRunAt ?? "when its condition holds"}, last ${t.lastOutcome ?? "none yet"}: ${short(t.prompt)}`)
+    const lines = [...tasks, ...triggers]
+    return lines.length === 0 ? "No tasks are queued or running, and there are no schedules." : lines.join("\n")
   }
 
   private async pairingCommand(user: string, args: string[]): Promise<string> {
@@ -266,8 +285,13 @@ export class Supervisor implements Services {
       prompt: prompt || "(no arguments)",
       command,
     }
+    await this.enqueueTask(task, { history: [{ id: newId(), conversation: message.conversation, role: "user", text: message.text }] })
+  }
+
+  /** Writes a new task with its session (and whatever else `also` holds) and queues it. */
+  private async enqueueTask(task: TaskRecord, also: Partial<StoredRecords> = {}): Promise<void> {
     const session = this.sessionOf(task)
-    await this.deps.store.save({ tasks: [task], sessions: [session], history: [{ id: newId(), conversation: message.conversation, role: "user", text: message.text }] })
+    await this.deps.store.save({ ...also, tasks: [task], sessions: [session] })
     this.sessions.adopt(session)
     this.track(task)
     this.queueOf(task).push(task.id, task.priority)
@@ -328,9 +352,12 @@ export class Supervisor implements Services {
       return
     }
     const consumed: InboxEvent[] = []
+    const firings = new Set<string>()
+    this.turnFirings.set(conversation.id, firings)
     const takeInput = () => {
       const taken = conversation.events.splice(0, conversation.events.length)
       consumed.push(...taken)
+      for (const event of taken) if (event.firingId) firings.add(event.firingId)
       // An answer reaches the Teller as the result of its ask_user call, not as a message.
       return taken
         .filter((event) => event.kind !== "answer" && !session.has(event.id))
@@ -356,10 +383,18 @@ export class Supervisor implements Services {
       await this.deps.outbox.add(conversation.id, `Sorry — I could not answer that: ${errorText(error)}`, `error:${consumed[0]?.id ?? first.id}`)
     } finally {
       this.running.delete(`turn:${conversation.id}`)
+      this.turnFirings.delete(conversation.id)
     }
+    const firingId = firings.values().next().value
     if (outcome.status === "done" && outcome.text && !this.repliedSince(session, turnStart, consumed)) {
       // A turn that ends in plain text without calling reply still answers the user.
-      await this.deps.outbox.add(conversation.id, outcome.text, `final:${session.records.at(-1)!.id}`)
+      await this.deps.outbox.add(conversation.id, outcome.text, `final:${session.records.at(-1)!.id}`, {}, firingId)
+    }
+    // A scheduled report is never dropped: if the Teller posted nothing for it, its text goes out.
+    for (const event of consumed) {
+      if (event.firingId && !this.deps.outbox.hasFiring(event.firingId)) {
+        await this.deps.outbox.add(conversation.id, `Scheduled task report:\n\n${event.text}`, `firing-report:${event.firingId}`, {}, event.firingId)
+      }
     }
     await this.deps.store.save({ eventsDone: consumed.map((event) => event.id) })
   }
@@ -444,6 +479,84 @@ export class Supervisor implements Services {
     }
   }
 
+  // ── schedules (the Scheduler's host) ───────────────────────────────────────
+
+  async schedule(ctx: ToolContext, request: ScheduleRequest): Promise<{ taskId: string }> {
+    if (ctx.role !== "planner") throw new ToolError("Only the Planner creates schedules.")
+    if (request.target !== undefined) this.checkTarget(request.target)
+    return this.scheduler.create(request, { conversation: ctx.conversation, user: ctx.user, origin: `${ctx.sessionId}:${ctx.callId}` })
+  }
+
+  /** A report target must be a conversation of a channel that runs here. */
+  private checkTarget(target: string): void {
+    const channels = this.deps.outbox.channelNames()
+    if (!/^[a-z]+:\S+$/.test(target) || !channels.includes(channelOf(target))) {
+      throw new ToolError(`target "${target}" is not a conversation of a running channel: expected <channel>:<id> with channel one of ${channels.join(", ")}`)
+    }
+  }
+
+  /** A firing's run: a worker task of its own in the report's conversation, whose result wakes
+   *  that conversation's Teller. Idempotent by firing, as the Scheduler requires. */
+  async startRun(trigger: TriggerRecord, firing: FiringRecord): Promise<string> {
+    const origin = `firing:${firing.id}`
+    const known = this.byOrigin.get(origin)
+    if (known) return known
+    const conversation = trigger.target ?? trigger.conversation
+    const teller = await this.tellerSession(this.conversation(conversation, trigger.user))
+    const task: TaskRecord = {
+      ...this.newTask({ conversation, user: trigger.user, sessionId: teller.info.id }, origin, "worker", DEFAULT_WORKER),
+      prompt: trigger.prompt,
+      timeout: trigger.timeout,
+      firingId: firing.id,
+    }
+    await this.enqueueTask(task)
+    return task.id
+  }
+
+  taskStatus(taskId: string): TaskStatus | undefined {
+    const task = this.tasks.get(taskId)
+    if (task) return task.status
+    // A worker task staged by a Planner still running exists, but is not committed yet.
+    for (const planner of this.tasks.values()) if (planner.staged?.some((staged) => staged.id === taskId)) return "queued"
+    return undefined
+  }
+
+  async notify(trigger: TriggerRecord, text: string): Promise<void> {
+    await this.deps.outbox.add(trigger.conversation, text, `notice:${trigger.id}:${newId()}`)
+  }
+
+  /** A conditional task joins the worker queue once its condition holds; one that can never
+   *  hold is cancelled with that reason, which reports it. */
+  private awaitCondition(task: TaskRecord): void {
+    this.scheduler.wait(task.id, task.condition as Condition, task.createdAt, (result) => {
+      const current = this.tasks.get(task.id)
+      if (current?.status !== "queued") return
+      if (result === "holds") {
+        this.workerQueue.push(current.id, current.priority)
+        this.dispatch()
+      } else {
+        this.finish(current, { status: "cancelled", error: "its condition can never hold" }).catch((error) => this.deps.log.error({ err: error, task: task.id }, "could not cancel a conditional task"))
+      }
+    })
+  }
+
+  /** Records a scheduled report's delivery on its firing; a report given up is also told to the
+   *  trigger's owner, so no schedule fails silently. */
+  private async reportDelivery(record: OutboxRecord): Promise<void> {
+    if (!record.firingId) return
+    try {
+      if (record.status === "delivered") return await this.scheduler.delivered(record.firingId, record.messageId!)
+      await this.scheduler.deliveryFailed(record.firingId, record.error ?? "not delivered")
+      const triggerId = record.firingId.split("/")[0]!
+      const owner = this.scheduler.owner(triggerId)
+      if (owner && owner !== record.conversation) {
+        await this.deps.outbox.add(owner, `A scheduled report could not be delivered to ${record.conversation}: ${record.error ?? "unknown error"}`, `undelivered:${record.id}`)
+      }
+    } catch (error) {
+      this.deps.log.error({ err: error, firing: record.firingId }, "could not record a report's delivery")
+    }
+  }
+
   async ask(ctx: ToolContext, question: Question): Promise<Answer | typeof AWAIT_ANSWER> {
     if (ctx.role !== "teller") throw new ToolError("Only the Teller asks the user.")
     return (await this.questions.ask({ conversation: ctx.conversation, user: ctx.user, origin: `${ctx.sessionId}:${ctx.callId}` }, question, "ask_user")) ?? AWAIT_ANSWER
@@ -458,13 +571,19 @@ export class Supervisor implements Services {
 
   async listTasks(ctx: ToolContext, filter: ListTasksFilter): Promise<TaskSummary[]> {
     const statuses: TaskStatus[] = filter.scope === "queue" ? ["queued"] : filter.scope === "running" ? ["running"] : filter.scope === "all" ? ["queued", "running"] : []
-    return [...this.tasks.values()]
+    const tasks: TaskSummary[] = [...this.tasks.values()]
       .filter((task) => task.conversation === ctx.conversation && statuses.includes(task.status) && (!filter.role || task.role === filter.role))
       .map((task) => ({ id: task.id, type: task.role === "planner" ? "planner" : task.type, prompt: task.prompt.slice(0, 100), priority: task.priority, status: task.status, createdAt: task.createdAt }))
+    const withTriggers = (filter.scope === "triggers" || filter.scope === "all") && !filter.role
+    const triggers: TaskSummary[] = withTriggers
+      ? this.scheduler.list(ctx.conversation).map((t) => ({ id: t.id, type: `trigger:${t.kind}`, prompt: t.prompt, priority: 5, status: t.status, createdAt: t.createdAt, nextRunAt: t.nextRunAt, lastOutcome: t.lastOutcome }))
+      : []
+    return [...tasks, ...triggers]
   }
 
   /** Cancels a queued task of the caller's conversation; a running one is not touched (seed 002). */
   async cancelTask(ctx: ToolContext, taskId: string): Promise<boolean> {
+    if (await this.scheduler.cancel(taskId, ctx.conversation)) return true
     const task = this.tasks.get(taskId)
     if (!task || task.conversation !== ctx.conversation || task.status !== "queued") return false
     await this.finish(task, { status: "cancelled", error: "cancelled before it started" })
@@ -485,7 +604,9 @@ export class Supervisor implements Services {
   }
 
   async reply(ctx: ToolContext, text: string): Promise<void> {
-    await this.deps.outbox.add(ctx.conversation, text, `${ctx.sessionId}:${ctx.callId}`)
+    // A reply in a turn that handles a scheduled report is that report: its delivery is recorded on the firing.
+    const firingId = ctx.role === "teller" ? this.turnFirings.get(ctx.conversation)?.values().next().value : undefined
+    await this.deps.outbox.add(ctx.conversation, text, `${ctx.sessionId}:${ctx.callId}`, {}, firingId)
   }
 
   private track(task: TaskRecord): void {
@@ -556,23 +677,35 @@ export class Supervisor implements Services {
     for (const session of sessions) this.sessions.adopt(session)
     for (const child of committed) {
       this.track(child)
-      this.workerQueue.push(child.id, child.priority)
+      if (child.type === "conditional") this.awaitCondition(child)
+      else this.workerQueue.push(child.id, child.priority)
     }
+    if (task.type === "conditional") this.scheduler.unwait(task.id)
+    await this.scheduler.taskEnded(task.id, update.status)
     this.progress.delete(task.id)
     this.events.emit("progress", task.conversation, { taskId: task.id, agent: task.agent, state: "done", tools: [] } satisfies ProgressUpdate)
     this.deps.log.info({ task: task.id, role: task.role, status: update.status, committed: committed.length }, "task ended")
-    const head = task.parentTaskId ? this.tasks.get(task.parentTaskId) : update
+    const head = isBatchHead(update) ? update : this.tasks.get(task.parentTaskId!)
     if (head) await this.reportIfDone(head)
     this.dispatch()
   }
 
-  /** Wakes the Teller once, when a batch has ended: a task nobody committed (a Planner task, or
-   *  a task a command started) and every worker task it committed. */
+  /** Wakes the Teller once, when a batch has ended: its head (see isBatchHead) and every one-shot
+   *  worker task the head committed. A conditional task reports on its own when it ends. */
   private async reportIfDone(head: TaskRecord): Promise<void> {
-    if (head.parentTaskId || head.reported || !TERMINAL.has(head.status)) return
-    const batch = [head, ...(head.children ?? []).map((id) => this.tasks.get(id)!)]
+    if (!isBatchHead(head) || head.reported || !TERMINAL.has(head.status)) return
+    const batch = [head, ...(head.children ?? []).map((id) => this.tasks.get(id)!).filter((task) => task?.type !== "conditional")]
     if (batch.some((task) => !task || !TERMINAL.has(task.status))) return
-    const event: InboxEvent = { id: newId(), conversation: head.conversation, user: head.user, kind: "task_results", text: reportText(batch), createdAt: now(), attempts: 0 }
+    const event: InboxEvent = {
+      id: newId(),
+      conversation: head.conversation,
+      user: head.user,
+      kind: "task_results",
+      text: reportText(batch),
+      createdAt: now(),
+      attempts: 0,
+      firingId: head.firingId,
+    }
     const update = { ...head, reported: true }
     await this.deps.store.save({ tasks: [update], events: [event] })
     this.track(update)
@@ -651,6 +784,12 @@ export class Supervisor implements Services {
     for (const id of busy) if (!this.active.has(id)) this.events.emit("activity", id, true)
     this.active = busy
   }
+}
+
+/** A task nobody committed starts a batch of its own: a Planner task, a task a command or a
+ *  trigger started; and a conditional task, which reports on its own when it ends. */
+function isBatchHead(task: TaskRecord): boolean {
+  return !task.parentTaskId || task.type === "conditional"
 }
 
 function now(): string {

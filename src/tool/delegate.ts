@@ -10,6 +10,7 @@ export interface WorkerType {
 const DESCRIPTION = `Delegate work and return at once with {taskId}; the result comes back later.
 From the Teller: hands the request to the Planner (prompt and timeout only; the Planner does not see the chat, so make the prompt self-contained).
 From the Planner: dispatches a Worker. Worker tasks are committed only when your run ends successfully — all of them or none. Set priority (0-10, higher runs first, default 5) and timeout in seconds (null: the role's default).
+A "conditional" task waits until its condition holds: {kind:"task", taskId, status?: "completed"|"failed"|"any"} (a task id you got from delegate, also in this run), {kind:"time", at}, {kind:"event", name}, {kind:"all"|"any", of:[...]}. One that can never hold is cancelled. It reports on its own when it ends, not with the rest of this run's tasks.
 Pass session_id (from an earlier result's <task_metadata>) to continue that task's session with its history instead of starting fresh.
 
 Available worker types:
@@ -43,9 +44,6 @@ export function createDelegateTool(workers: readonly WorkerType[]): ToolDefiniti
         if (plannerOnly.length > 0) throw new ToolError(`Only the Planner may set ${plannerOnly.join(", ")}; delegate with prompt (and timeout) only.`)
       } else if (args.worker !== undefined && !workers.some((w) => w.name === args.worker)) {
         throw new ToolError(`Unknown worker type "${args.worker}". Available: ${workers.map((w) => w.name).join(", ")}.`)
-      }
-      if (args.type === "conditional") {
-        throw new ToolError('Conditional tasks are not available yet; delegate with type "oneshot".')
       }
       return ctx.services.delegate(ctx, {
         prompt: args.prompt,

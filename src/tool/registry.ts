@@ -9,6 +9,7 @@ import { listTasksTool } from "./list-tasks.ts"
 import { readFileTool } from "./read-file.ts"
 import { rememberTool } from "./remember.ts"
 import { replyTool } from "./reply.ts"
+import { scheduleTool } from "./schedule.ts"
 import { searchMemoryTool } from "./search-memory.ts"
 import type { ToolDefinition } from "./tool.ts"
 import { writeFileTool } from "./write-file.ts"
@@ -25,6 +26,7 @@ export function allTools(workers: readonly WorkerType[]): ToolDefinition[] {
     getRecentHistoryTool,
     getHistoryByTimeTool,
     searchMemoryTool,
+    scheduleTool,
     fetchUrlTool,
     readFileTool,
     writeFileTool,

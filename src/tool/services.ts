@@ -1,4 +1,5 @@
 import type { Answer, Question } from "../question/questions.ts"
+import type { ScheduleService } from "../schedule/request.ts"
 import type { AWAIT_ANSWER, ToolContext } from "./tool.ts"
 
 /** A task as a tool may create it. The Supervisor fills in everything else. */
@@ -15,11 +16,15 @@ export interface DelegateRequest {
 
 export interface TaskSummary {
   id: string
+  /** "planner", "oneshot", "conditional", or "trigger:<kind>" for a schedule. */
   type: string
   prompt: string
   priority: number
   status: string
   createdAt: string
+  /** Schedules: the next due time, and what became of the last firing. */
+  nextRunAt?: string
+  lastOutcome?: string
 }
 
 export interface ListTasksFilter {
@@ -64,7 +69,7 @@ export interface MemoryService {
  * What tools may ask of the runtime. The Supervisor implements it; tools never touch the
  * store or the queues directly, so every state change goes through the single writer.
  */
-export interface Services {
+export interface Services extends ScheduleService {
   /** Folder that worker file tools are confined to. */
   workspaceDir: string
   delegate(ctx: ToolContext, request: DelegateRequest): Promise<{ taskId: string }>

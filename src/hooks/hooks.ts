@@ -1,0 +1,61 @@
+import { timingSafeEqual } from "node:crypto"
+import { createServer, type Server } from "node:http"
+import type { AddressInfo } from "node:net"
+import type { Logger } from "pino"
+import { EVENT_NAME } from "../schedule/condition.ts"
+
+/**
+ * `POST /hooks/<name>` with `Authorization: Bearer <HOOKS_TOKEN>` raises the event <name> for
+ * conditional tasks and triggers. 202 once the event is recorded; 401 without the token; 400
+ * for a bad name; 404 for anything else. The body is ignored: an event is only a name.
+ */
+export class HooksServer {
+  private server?: Server
+
+  constructor(
+    private readonly token: string,
+    private readonly raise: (name: string) => Promise<void>,
+    private readonly log: Logger,
+  ) {}
+
+  /** Listens on every interface unless `host` is given: hooks come from other machines. */
+  async start(port: number, host?: string): Promise<number> {
+    const server = createServer((req, res) => {
+      const answer = (status: number, body: object) => {
+        res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body))
+      }
+      req.resume() // the body is not read, but must be drained for keep-alive
+      const match = /^\/hooks\/([^/?]+)\/?(?:\?.*)?$/.exec(req.url ?? "")
+      if (req.method !== "POST" || !match) return answer(404, { error: "not found: use POST /hooks/<name>" })
+      if (!this.authorized(req.headers.authorization)) return answer(401, { error: "missing or wrong bearer token" })
+      const name = decodeURIComponent(match[1]!)
+      if (!EVENT_NAME.test(name)) return answer(400, { error: "an event name is 1-64 letters, digits, _ . -" })
+      this.raise(name).then(
+        () => answer(202, { raised: name }),
+        (error) => {
+          this.log.error({ err: error, event: name }, "could not raise an event")
+          answer(500, { error: "could not record the event" })
+        },
+      )
+    })
+    this.server = server
+    await new Promise<void>((resolve, reject) => {
+      server.once("error", reject)
+      server.listen(port, host, () => resolve())
+    })
+    return (server.address() as AddressInfo).port
+  }
+
+  async stop(): Promise<void> {
+    const server = this.server
+    if (!server) return
+    server.closeAllConnections()
+    await new Promise<void>((resolve) => server.close(() => resolve()))
+  }
+
+  private authorized(header: string | undefined): boolean {
+    const given = Buffer.from(header?.replace(/^Bearer\s+/i, "") ?? "")
+    const expected = Buffer.from(this.token)
+    return given.length === expected.length && timingSafeEqual(given, expected)
+  }
+}

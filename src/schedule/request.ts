@@ -1,0 +1,87 @@
+import cron from "node-cron"
+import { z } from "zod"
+import type { ToolContext } from "../tool/tool.ts"
+import { Condition } from "./condition.ts"
+
+const YEAR_MS = 366 * 86_400_000
+/** A run later than this is not worth doing any more; it also bounds the catch-up search. */
+const MAX_LATENESS_S = 86_400
+
+/** Validated with node-cron itself, so what passes here is what the engine runs. At most one
+ *  run a minute, like interval's minimum: a seconds field may name one second only. */
+const CronExpression = z
+  .string()
+  .trim()
+  .superRefine((expression, ctx) => {
+    if (!cron.validate(expression)) {
+      const problems = cron.validateDetailed(expression).errors.map((error) => error.message)
+      ctx.addIssue({ code: "custom", message: `not a valid cron expression: ${problems.join("; ") || expression}` })
+    } else if (cron.parse(expression).second.length > 1) {
+      ctx.addIssue({ code: "custom", message: "runs more than once a minute: give the seconds field one value" })
+    }
+  })
+
+const TimeZone = z.string().refine(isTimeZone, { error: (issue) => `unknown IANA time zone "${String(issue.input)}" (e.g. "Europe/Berlin")` })
+
+/**
+ * A schedule as the `schedule` tool takes it (seed 002, plus cron, timezone, onMissed,
+ * maxLateness and target). Which fields apply depends on `type`; a field of another type is
+ * an error rather than silently ignored, so the model learns what it actually asked for.
+ */
+export const ScheduleRequest = z
+  .object({
+    prompt: z.string().trim().min(1).describe("What the Worker does at each run, complete and self-contained"),
+    type: z.enum(["recurring", "scheduled", "conditional"]),
+    interval: z.number().int().min(60).optional().describe("recurring: seconds between runs, at least 60"),
+    cron: CronExpression.optional().describe('recurring, instead of interval: a 5- or 6-field cron expression, e.g. "0 9 * * 1-5"'),
+    timezone: TimeZone.optional().describe('With cron: the IANA time zone it is read in, e.g. "Europe/Berlin" (default: the server\'s)'),
+    runAt: z.iso.datetime({ offset: true }).optional().describe("scheduled: when to run, ISO 8601 with offset, in the future and at most a year ahead"),
+    condition: Condition.optional().describe("conditional: runs each time this becomes true"),
+    cooldown: z.number().int().min(0).optional().describe("conditional: seconds to wait after a run before reacting again (default 0)"),
+    timeout: z.number().int().positive().max(86_400).nullable().optional().describe("Seconds each run may take; null or absent: the Worker default"),
+    onMissed: z.enum(["run-once", "skip"]).optional().describe('A run missed while Steward was down: "run-once" (default) catches up once if late by at most maxLateness, "skip" does not'),
+    maxLateness: z.number().int().min(0).max(MAX_LATENESS_S).optional().describe("Seconds a missed run may be late and still run (default 3600)"),
+    target: z.string().min(1).optional().describe("Conversation id to post the reports to (default: this conversation)"),
+  })
+  .superRefine((request, ctx) => {
+    const misplaced = (fields: Array<keyof typeof request>, type: string) => {
+      for (const field of fields) {
+        if (request[field] !== undefined) ctx.addIssue({ code: "custom", path: [field], message: `${field} is only for type "${type}"` })
+      }
+    }
+    const require = (field: keyof typeof request, message: string) => ctx.addIssue({ code: "custom", path: [field], message })
+    if (request.type !== "recurring") misplaced(["interval", "cron", "timezone"], "recurring")
+    if (request.type !== "scheduled") misplaced(["runAt"], "scheduled")
+    if (request.type !== "conditional") misplaced(["condition", "cooldown"], "conditional")
+    if (request.type === "recurring") {
+      if ((request.interval === undefined) === (request.cron === undefined)) require("interval", 'recurring needs exactly one of interval (seconds) or cron')
+      if (request.timezone !== undefined && request.cron === undefined) require("timezone", "timezone is only used with cron")
+    }
+    if (request.type === "scheduled") {
+      if (request.runAt === undefined) require("runAt", "scheduled needs runAt")
+      else {
+        const ahead = Date.parse(request.runAt) - Date.now()
+        if (ahead <= 0) require("runAt", `runAt ${request.runAt} is not in the future (now: ${new Date().toISOString()})`)
+        else if (ahead > YEAR_MS) require("runAt", "runAt is more than a year ahead")
+      }
+    }
+    if (request.type === "conditional" && request.condition === undefined) require("condition", "conditional needs a condition")
+  })
+
+export type ScheduleRequest = z.output<typeof ScheduleRequest>
+
+/** What the runtime offers the `schedule` tool (to be part of Services). */
+export interface ScheduleService {
+  /** Validates `request.target` (a conversation the caller's user may post to), then creates the
+   *  trigger, idempotent by `${ctx.sessionId}:${ctx.callId}`. */
+  schedule(ctx: ToolContext, request: ScheduleRequest): Promise<{ taskId: string }>
+}
+
+function isTimeZone(name: string): boolean {
+  try {
+    new Intl.DateTimeFormat("en-US", { timeZone: name })
+    return true
+  } catch {
+    return false
+  }
+}
