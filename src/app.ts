@@ -34,7 +34,8 @@ export async function startApp(
   channels: Channel[],
   memory: SupervisorMemory,
   model: (agent: Agent) => LanguageModel = modelFor(config),
-  options: { hooksHost?: string } = {},
+  /** Tests listen on 127.0.0.1 and a free port. */
+  options: { hooksHost?: string; hooksPort?: number } = {},
 ): Promise<App> {
   const agents = loadAgents(PROMPTS_DIR)
   const workerTypes = [...agents.workers.values()].map((w) => ({ name: w.name, description: w.description }))
@@ -52,7 +53,7 @@ export async function startApp(
   running.events.on("activity", (conversation, busy) => byName.get(channelOf(conversation))?.activity?.(conversation, busy))
   for (const channel of channels) await channel.start({ onMessage: (message) => running.inbound(message).then(() => {}), commands: running.commands() })
   const hooks = config.hooks.token ? new HooksServer(config.hooks.token, (name) => running.scheduler.raise(name), log) : undefined
-  const hooksPort = await hooks?.start(config.hooks.port, options.hooksHost)
+  const hooksPort = await hooks?.start(options.hooksPort ?? config.hooks.port, options.hooksHost)
   return {
     supervisor: running,
     store,

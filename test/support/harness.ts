@@ -152,7 +152,7 @@ export async function startHarness(script: Script, env: Record<string, string> =
       await whileDown?.()
       harness.channel = new TestChannel()
       harness.config = makeConfig(extra)
-      harness.app = await startApp(harness.config, testLogger(), [harness.channel], memory)
+      harness.app = await startApp(harness.config, testLogger(), [harness.channel], memory, undefined, LOCAL)
     },
     async close() {
       await harness.app.stop()
@@ -160,9 +160,12 @@ export async function startHarness(script: Script, env: Record<string, string> =
       rmSync(dataDir, { recursive: true, force: true })
     },
   }
-  harness.app = await startApp(harness.config, testLogger(), [harness.channel], memory)
+  harness.app = await startApp(harness.config, testLogger(), [harness.channel], memory, undefined, LOCAL)
   return harness
 }
+
+/** The hooks endpoint (on when HOOKS_TOKEN is set) listens where a test can reach it. */
+const LOCAL = { hooksHost: "127.0.0.1", hooksPort: 0 }
 
 /** Silent unless STEWARD_TEST_LOG names a level, for debugging a failing test. */
 function testLogger() {
