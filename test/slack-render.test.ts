@@ -1,8 +1,7 @@
 import { describe, expect, it } from "vitest"
 import { SLACK_LIMIT, renderSlack } from "../adapters/slack/render.ts"
-import { seededRandom } from "./support/random.ts"
+import { checkRenderings, LONE_SURROGATE } from "./support/markdown.ts"
 
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
 /** What Slack would read as markup: a link or a mention in angle brackets. Ours are only links. */
 const ANGLE = /<[^>]*>?|>/g
 const LINK = /^<(?:https?:\/\/|mailto:)[^\s|<>]+\|[^<>]*>$/i
@@ -117,37 +116,18 @@ describe("renderSlack: splitting", () => {
   })
 })
 
-const PIECES = [
-  "word", "reply", "Slack", " ", " ", " ", "\n", "\n", "\n\n", "**", "*", "_", "__", "~~", "`", "``", "```", "```py\n", "\n```\n",
-  "[", "]", "](", ")", "(", "](https://example.com/?q=1&r=|2)", "](javascript:alert(1))", "<", ">", "<@U1>", "&", "&amp;",
-  "|", "\\", "😀", "👍🏽", "中文字符", "# ", "> ", "- ", "1. ", "    ", "\t",
-]
-
-function markdownish(next: () => number): string {
-  const pick = <T>(items: readonly T[]) => items[Math.floor(next() * items.length)]
-  const parts: string[] = []
-  const count = 1 + Math.floor(next() ** 2 * 300)
-  for (let n = 0; n < count; n++) {
-    if (next() < 0.01) parts.push(pick(["x", "😀", "&", "中", "*", "`", "> "]).repeat(1 + Math.floor(next() * 2000)))
-    else parts.push(pick(PIECES))
-  }
-  return parts.join("")
+const GENERATOR = {
+  pieces: [
+    "word", "reply", "Slack", " ", " ", " ", "\n", "\n", "\n\n", "**", "*", "_", "__", "~~", "`", "``", "```", "```py\n", "\n```\n",
+    "[", "]", "](", ")", "(", "](https://example.com/?q=1&r=|2)", "](javascript:alert(1))", "<", ">", "<@U1>", "&", "&amp;",
+    "|", "\\", "😀", "👍🏽", "中文字符", "# ", "> ", "- ", "1. ", "    ", "\t",
+  ],
+  floods: ["x", "😀", "&", "中", "*", "`", "> "],
 }
 
 describe("renderSlack: property", () => {
   it("always yields parts within the limit that keep the whole text", () => {
     const limits = [SLACK_LIMIT, SLACK_LIMIT, 1000, 1500, 2000]
-    let split = 0
-    for (let seed = 1; seed <= 3000; seed++) {
-      const next = seededRandom(seed)
-      const markdown = markdownish(next)
-      const limit = limits[Math.floor(next() * limits.length)]
-      const parts = renderSlack(markdown, limit)
-      if (parts.length > 1) split++
-      const failure = violation(parts, markdown, limit)
-      if (failure) expect.fail(`seed ${seed}, limit ${limit}: ${failure}; input ${JSON.stringify(markdown.slice(0, 300))}…`)
-    }
-    // The generator has to exercise splitting, or the property says little.
-    expect(split).toBeGreaterThan(300)
+    checkRenderings(renderSlack, violation, GENERATOR, limits)
   })
 })

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest"
 import { TELEGRAM_LIMIT, renderTelegram, type Chunk } from "../adapters/telegram/render.ts"
-import { seededRandom } from "./support/random.ts"
+import { checkRenderings, LONE_SURROGATE } from "./support/markdown.ts"
 
 const ALLOWED = new Set(["b", "i", "u", "s", "code", "pre", "a", "blockquote", "tg-spoiler"])
 
@@ -32,7 +32,6 @@ function problems(html: string): string[] {
 const textOf = (html: string) =>
   html.replace(/<[^>]*>/g, "").replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&quot;/g, '"').replace(/&amp;/g, "&")
 
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
 const squash = (text: string) => text.replace(/\s+/g, "")
 
 /** Why `chunks` are not a valid rendering of `markdown`, if they are not. */
@@ -233,37 +232,18 @@ describe("renderTelegram: splitting", () => {
 })
 
 
-const PIECES = [
-  "word", "reply", "Telegram", " ", " ", " ", "\n", "\n", "\n\n", "**", "*", "_", "__", "~~", "`", "``", "```", "```py\n", "\n```\n",
-  "[", "]", "](", ")", "(", "](https://example.com/?q=1&r=\"2\")", "](javascript:alert(1))", "<", ">", "<b>", "</i>", "&", "&amp;", "&lt",
-  '"', "\\", "😀", "👍🏽", "中文字符", "日本語", "# ", "> ", "- ", "1. ", "    ", "\t",
-]
-
-function markdownish(next: () => number): string {
-  const pick = <T>(items: readonly T[]) => items[Math.floor(next() * items.length)]
-  const parts: string[] = []
-  const count = 1 + Math.floor(next() ** 2 * 300)
-  for (let n = 0; n < count; n++) {
-    if (next() < 0.01) parts.push(pick(["x", "😀", "&", "中", "*", "`"]).repeat(1 + Math.floor(next() * 2000)))
-    else parts.push(pick(PIECES))
-  }
-  return parts.join("")
+const GENERATOR = {
+  pieces: [
+    "word", "reply", "Telegram", " ", " ", " ", "\n", "\n", "\n\n", "**", "*", "_", "__", "~~", "`", "``", "```", "```py\n", "\n```\n",
+    "[", "]", "](", ")", "(", "](https://example.com/?q=1&r=\"2\")", "](javascript:alert(1))", "<", ">", "<b>", "</i>", "&", "&amp;", "&lt",
+    '"', "\\", "😀", "👍🏽", "中文字符", "日本語", "# ", "> ", "- ", "1. ", "    ", "\t",
+  ],
+  floods: ["x", "😀", "&", "中", "*", "`"],
 }
 
 describe("renderTelegram: property", () => {
   it("always yields bounded, well-formed chunks that keep the whole text", () => {
     const limits = [TELEGRAM_LIMIT, TELEGRAM_LIMIT, 512, 900, 2000]
-    let split = 0
-    for (let seed = 1; seed <= 3000; seed++) {
-      const next = seededRandom(seed)
-      const markdown = markdownish(next)
-      const limit = limits[Math.floor(next() * limits.length)]
-      const chunks = renderTelegram(markdown, limit)
-      if (chunks.length > 1) split++
-      const failure = violation(chunks, markdown, limit)
-      if (failure) expect.fail(`seed ${seed}, limit ${limit}: ${failure}; input ${JSON.stringify(markdown.slice(0, 300))}…`)
-    }
-    // The generator has to exercise splitting, or the property says little.
-    expect(split).toBeGreaterThan(300)
+    checkRenderings(renderTelegram, violation, GENERATOR, limits)
   })
 })

@@ -1,0 +1,79 @@
+/** A block of model-written Markdown; `gap` says a blank line came before it. */
+export type Block = { gap: boolean } & (
+  | { kind: "paragraph"; text: string }
+  | { kind: "heading"; text: string }
+  /** A list item: `indent`, `marker` (`-`, `*`, `+`, `1.`, `1)`) and the `spacing` after it, as written. */
+  | { kind: "item"; indent: string; marker: string; spacing: string; text: string }
+  | { kind: "code"; language?: string; code: string }
+  | { kind: "quote"; blocks: Block[] }
+)
+
+const FENCE = /^(\s*)(`{3,}|~{3,})(.*)$/
+const HEADING = /^ {0,3}#{1,6}(?:[ \t]+(.*))?$/
+const QUOTE_LINE = /^ {0,3}>/
+const ITEM = /^(\s*)([-*+]|\d{1,9}[.)])([ \t]+)(.*)$/
+
+/** The blocks of `markdown`, any line ending. Inline markup stays in their text, for parseInline. */
+export function parseBlocks(markdown: string): Block[] {
+  return blocksOf(markdown.replace(/\r\n?/g, "\n").split("\n"))
+}
+
+function fenceOf(line: string): { indent: number; marker: string; info: string } | undefined {
+  const match = FENCE.exec(line)
+  // A backtick "fence" with backticks after it is an inline code span, as in CommonMark.
+  if (!match || (match[2][0] === "`" && match[3].includes("`"))) return undefined
+  return { indent: match[1].length, marker: match[2], info: match[3].trim() }
+}
+
+const startsBlock = (line: string) => fenceOf(line) !== undefined || HEADING.test(line) || QUOTE_LINE.test(line) || ITEM.test(line)
+
+function blocksOf(lines: string[]): Block[] {
+  const blocks: Block[] = []
+  let gap = false
+  const push = (block: Block) => {
+    blocks.push(block)
+    gap = false
+  }
+  for (let i = 0; i < lines.length; ) {
+    const line = lines[i]
+    if (!line.trim()) {
+      gap = true
+      i++
+      continue
+    }
+    const fence = fenceOf(line)
+    if (fence) {
+      const closing = new RegExp(`^\\s*${fence.marker[0]}{${fence.marker.length},}\\s*$`)
+      // Models indent fences inside list items; strip that indent from the code, no more.
+      const indent = new RegExp(`^[ \\t]{0,${fence.indent}}`)
+      const body: string[] = []
+      for (i++; i < lines.length && !closing.test(lines[i]); i++) body.push(lines[i].replace(indent, ""))
+      i++
+      const code = body.join("\n")
+      const language = /^[\w+#.-]{1,32}$/.exec(fence.info.split(/\s/)[0])?.[0]
+      if (code.trim()) push({ kind: "code", language, code, gap })
+      continue
+    }
+    const heading = HEADING.exec(line)
+    if (heading) {
+      const text = (heading[1] ?? "").replace(/[ \t]+#+[ \t]*$/, "").trim()
+      if (text) push({ kind: "heading", text, gap })
+      i++
+      continue
+    }
+    if (QUOTE_LINE.test(line)) {
+      const inner: string[] = []
+      for (; i < lines.length && QUOTE_LINE.test(lines[i]); i++) inner.push(lines[i].replace(/^ {0,3}> ?/, ""))
+      const nested = blocksOf(inner)
+      if (nested.length > 0) push({ kind: "quote", blocks: nested, gap })
+      continue
+    }
+    const item = ITEM.exec(line)
+    const text = [item ? item[4] : line.trimStart()]
+    // Lines that start no block of their own continue the paragraph or list item above them.
+    for (i++; i < lines.length && lines[i].trim() && !startsBlock(lines[i]); i++) text.push(item ? lines[i] : lines[i].trimStart())
+    const joined = text.join("\n").trimEnd()
+    push(item ? { kind: "item", indent: item[1], marker: item[2], spacing: item[3], text: joined, gap } : { kind: "paragraph", text: joined, gap })
+  }
+  return blocks
+}
