@@ -14,12 +14,22 @@ import { startApp, type App } from "../src/app.ts"
 import { loadConfig } from "../src/config/config.ts"
 import { startSlackApi } from "../test/fakes/slack-api.ts"
 import { scriptedModel } from "../test/support/mock-model.ts"
+import type { ChannelHandlers } from "../src/channel/channel.ts"
 import type { Figures } from "./figures.ts"
 import type { Burst, LoadInput } from "./slack-load.ts"
 
 const CONCURRENT = 200
 const WARM_UP_ROUNDS = 2
 const ROUNDS = 5
+
+/** The adapter with a count of the messages the Supervisor has taken, so a burst can be waited out. */
+class CountingSlackChannel extends SlackChannel {
+  taken = 0
+
+  override start(handlers: ChannelHandlers): Promise<void> {
+    return super.start({ ...handlers, onMessage: (message) => handlers.onMessage(message).then(() => void this.taken++) })
+  }
+}
 
 /** Has the load generator send one burst of CONCURRENT signed DMs at once; resolves with each acknowledgement's latency. */
 function burst(load: Worker, round: number): Promise<number[]> {
@@ -45,7 +55,7 @@ export async function runSlackBench(figures: Figures): Promise<void> {
     SLACK_SIGNING_SECRET: api.signingSecret,
     SLACK_API_URL: api.apiUrl,
   })
-  const channel = new SlackChannel({ ...config.slack, botToken: api.botToken }, log, { host: "127.0.0.1", port: 0 })
+  const channel = new CountingSlackChannel({ ...config.slack, botToken: api.botToken }, log, { host: "127.0.0.1", port: 0 })
   const model = scriptedModel((call) => (call.lastToolResults.length > 0 ? { text: "" } : { toolCalls: [{ name: "reply", args: { text: `ok: ${call.lastUserText}` } }] }))
   const memory = { remember: async () => ({ path: "" }), search: async () => [], recordCompaction: async () => {} }
   let app: App | undefined
@@ -58,7 +68,9 @@ export async function runSlackBench(figures: Figures): Promise<void> {
     for (let round = 0; round < WARM_UP_ROUNDS + ROUNDS; round++) {
       const measured = await burst(load, round)
       if (round >= WARM_UP_ROUNDS) latencies.push(...measured)
-      // Each burst meets a quiet Steward, as a burst after a lull would.
+      // Each burst meets a quiet Steward, as a burst after a lull would: every event of this one
+      // taken (events are acknowledged before they reach the Supervisor) and worked off.
+      await api.waitFor(() => channel.taken >= (round + 1) * CONCURRENT, 60_000)
       await app.supervisor.idle()
     }
     latencies.sort((a, b) => a - b)

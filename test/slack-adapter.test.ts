@@ -111,6 +111,16 @@ describe("Slack adapter over HTTP (real Bolt, fake Web API)", () => {
     expect(received.map((message) => message.text)).toEqual(["genuine"])
   })
 
+  it("answers Slack's url_verification with its challenge, and 404 off the events path", async () => {
+    const { sender, channel, received } = await startSlack()
+    const verification = await sender.post(JSON.stringify({ token: "legacy", challenge: "c-123", type: "url_verification" }), "application/json")
+    expect(verification.status).toBe(200)
+    expect(JSON.parse(verification.body)).toEqual({ challenge: "c-123" })
+    const elsewhere = new EventSender(`http://127.0.0.1:${channel.httpPort}/other`, "")
+    expect((await elsewhere.post("{}", "application/json")).status).toBe(404)
+    expect(received).toEqual([])
+  })
+
   it("acknowledges before the core has taken the message: a slow handler does not delay the 200", async () => {
     let release!: () => void
     const held = new Promise<void>((resolve) => (release = resolve))
@@ -177,6 +187,19 @@ describe("Slack adapter over HTTP (real Bolt, fake Web API)", () => {
     expect(shown).toBe(paragraphs.map((p) => p.replace("**bold**", "*bold*").replace("&", "&amp;")).join("\n\n"))
   })
 
+  it("puts the buttons of a split reply under its last part, and gives that part's id to edit it by", async () => {
+    const { api, channel, dm } = await startSlack()
+    const text = Array.from({ length: 80 }, (_, n) => `Line ${n} of a long question that needs several messages to be shown.`).join("\n\n")
+    const { messageId } = await channel.send(dm, { text, buttons: [{ id: "q3:0", label: "Go on" }] })
+    const parts = api.messages
+    expect(parts.length).toBeGreaterThan(1)
+    expect(parts.map((part) => part.blocks?.some((block) => block.type === "actions") ?? false)).toEqual([...parts.slice(1).map(() => false), true])
+    expect(messageId).toBe(`${DM}:${parts.at(-1)!.ts}`)
+
+    await channel.edit(dm, messageId, { text: "Answered: Go on" })
+    expect(api.messages.at(-1)).toMatchObject({ ts: parts.at(-1)!.ts, text: "Answered: Go on", blocks: [{ type: "section" }] })
+  })
+
   it("waits out a 429's Retry-After and then posts; an error Slack returns is thrown", async () => {
     const { api, channel, dm } = await startSlack()
     api.failNext("chat.postMessage", { status: 429, retryAfter: 1 })
@@ -216,10 +239,6 @@ describe("Slack adapter over HTTP (real Bolt, fake Web API)", () => {
     channel.progress(dm, { taskId: "task1", agent: "worker", state: "done", tools: tools(3) })
     await waitFor(() => api.messages.length === 0)
     expect(api.calls.filter((call) => call.method === "chat.delete")).toHaveLength(1)
-  })
-
-  it("refuses to start in HTTP mode without a signing secret", () => {
-    expect(() => new SlackChannel({ botToken: "xoxb-1", port: 0 }, testLogger())).toThrow(/SLACK_SIGNING_SECRET/)
   })
 })
 

@@ -145,7 +145,7 @@ describe("Telegram adapter: replies out", () => {
     expect(markdown.length).toBeGreaterThanOrEqual(10_000)
     const { messageId } = await channel!.send(CONVERSATION, { text: markdown, buttons: [{ id: "more", label: "More" }] })
     expect(api.sent.length).toBeGreaterThanOrEqual(3)
-    expect(messageId).toBe(String(api.sent[0]!.message_id))
+    expect(messageId).toBe(String(api.sent.at(-1)!.message_id))
     for (const message of api.sent) expect(message.text!.length).toBeLessThanOrEqual(MESSAGE_LIMIT)
     const normalize = (text: string) => text.replace(/\s+/g, " ").trim()
     expect(normalize(api.sent.map((message) => message.text).join("\n\n"))).toBe(normalize(markdown.replace(/\*\*|_/g, "")))

@@ -1,13 +1,14 @@
 import type { AddressInfo } from "node:net"
-import { App, HTTPReceiver, SocketModeReceiver, webApi, type BlockAction, type ButtonAction } from "@slack/bolt"
+import { App, SocketModeReceiver, webApi, type BlockAction, type ButtonAction, type Logger as BoltLogger } from "@slack/bolt"
 import type { Logger } from "pino"
 import type { Channel, ChannelHandlers, InboundMessage, OutgoingMessage, ProgressUpdate } from "../../src/channel/channel.ts"
-import { ConfigError, type Config } from "../../src/config/config.ts"
+import type { Config } from "../../src/config/config.ts"
 import { section, withButtons, type Block } from "./blocks.ts"
 import { messageIdOf, messageRefOf, placeOf } from "./conversation.ts"
 import { ACTION_ID, inboundOfAction, inboundOfEvent, type MessageEvent } from "./inbound.ts"
 import { boltLogger } from "./logger.ts"
-import { ProgressMessages } from "./progress.ts"
+import { progressMessages } from "./progress.ts"
+import { AckFirstReceiver } from "./receiver.ts"
 import { renderSlack, SLACK_LIMIT } from "./render.ts"
 import { SocketWatchdog } from "./watchdog.ts"
 
@@ -42,7 +43,7 @@ export class SlackChannel implements Channel {
   /** Posts and edits: created up front, since the outbox may send before start(). */
   private readonly web: webApi.WebClient
   private readonly clientOptions: webApi.WebClientOptions
-  private readonly progressMessages: ProgressMessages
+  private readonly progressMessages: ReturnType<typeof progressMessages>
   private app?: App
   private watchdog?: SocketWatchdog
   private port?: number
@@ -59,9 +60,6 @@ export class SlackChannel implements Channel {
     private readonly log: Logger,
     private readonly options: SlackChannelOptions = {},
   ) {
-    if (!config.appToken && !config.signingSecret) {
-      throw new ConfigError("SLACK_SIGNING_SECRET", "SLACK_SIGNING_SECRET: required in HTTP mode (without SLACK_APP_TOKEN), so that only Slack can post events")
-    }
     this.clientOptions = {
       // The Web API client appends method names to the URL as is.
       slackApiUrl: config.apiUrl?.replace(/\/*$/, "/"),
@@ -69,7 +67,7 @@ export class SlackChannel implements Channel {
       logger: boltLogger(log),
     }
     this.web = new webApi.WebClient(config.botToken, this.clientOptions)
-    this.progressMessages = new ProgressMessages(this.web, log, options.progressEditIntervalMs)
+    this.progressMessages = progressMessages(this.web, log, options.progressEditIntervalMs)
   }
 
   /** The port the HTTP receiver listens on, once started in HTTP mode. */
@@ -81,10 +79,7 @@ export class SlackChannel implements Channel {
     const me = await this.web.auth.test()
     this.botUserId = me.user_id ?? ""
     const logger = boltLogger(this.log)
-    const { appToken, signingSecret } = this.config
-    const receiver = appToken
-      ? new SocketModeReceiver({ appToken, logger, installerOptions: { clientOptions: { ...this.clientOptions } } })
-      : new HTTPReceiver({ signingSecret: signingSecret!, endpoints: EVENTS_PATH, logger, processBeforeResponse: false })
+    const receiver = this.receiverOf(logger)
     // With the bot's ids given, Bolt does not call auth.test again.
     this.app = new App({ receiver, token: this.config.botToken, botId: me.bot_id, botUserId: me.user_id, logger, clientOptions: { ...this.clientOptions }, convoStore: false })
     this.route(handlers, me.team_id ?? "")
@@ -109,15 +104,18 @@ export class SlackChannel implements Channel {
     const previous = this.partial.get(conversation)
     const ids = previous?.key === key ? previous.ids : []
     this.partial.set(conversation, { key, ids })
+    const buttons = message.buttons?.length ? message.buttons : undefined
     for (let i = ids.length; i < parts.length; i++) {
       // Buttons go under the last part, after all of the text they answer.
-      const blocks = i === parts.length - 1 && message.buttons?.length ? withButtons(parts[i], message.buttons) : undefined
+      const blocks = buttons && i === parts.length - 1 ? withButtons(parts[i], buttons) : undefined
       const posted = await this.web.chat.postMessage({ channel: place.channel, thread_ts: place.thread, text: parts[i], blocks })
       ids.push({ channel: posted.channel ?? place.channel, ts: posted.ts! })
     }
     this.partial.delete(conversation)
     if (place.thread) this.threads.add(conversation)
-    return { messageId: messageIdOf(ids[0].channel, ids[0].ts) }
+    // A question is edited when it closes: its id is that of the part that carries the buttons.
+    const shown = buttons ? ids.at(-1)! : ids[0]
+    return { messageId: messageIdOf(shown.channel, shown.ts) }
   }
 
   async edit(_conversation: string, messageId: string, message: OutgoingMessage): Promise<void> {
@@ -155,6 +153,14 @@ export class SlackChannel implements Channel {
       await ack()
       await this.hand(handlers, inboundOfAction(body))
     })
+  }
+
+  private receiverOf(logger: BoltLogger): SocketModeReceiver | AckFirstReceiver {
+    const { appToken, signingSecret } = this.config
+    if (appToken) return new SocketModeReceiver({ appToken, logger, installerOptions: { clientOptions: { ...this.clientOptions } } })
+    // Config validation refuses this combination; the check stays because unsigned events must never be taken.
+    if (!signingSecret) throw new Error("Slack over HTTP needs a signing secret (or an app token for Socket Mode)")
+    return new AckFirstReceiver({ signingSecret, path: EVENTS_PATH, logger })
   }
 
   /** onMessage rejects only when the core could not store the message; the event is acked by then, so it is logged. */

@@ -6,7 +6,7 @@ import type { Logger } from "pino"
 import type { Channel, ChannelHandlers, CommandInfo, InboundMessage, OutgoingMessage, ProgressUpdate } from "../../src/channel/channel.ts"
 import type { Config } from "../../src/config/config.ts"
 import { editChunk, inlineKeyboard, isMessageGone, renderSingle, sendChunk } from "./messages.ts"
-import { ProgressMessages } from "./progress.ts"
+import { progressMessages } from "./progress.ts"
 import { renderTelegram } from "./render.ts"
 import { TypingIndicator } from "./typing.ts"
 import { chatIdOf, inboundOfCallback, inboundOfMessage } from "./updates.ts"
@@ -39,7 +39,7 @@ export class TelegramChannel implements Channel {
   readonly name = "telegram"
   private readonly bot: Bot
   private readonly typing: TypingIndicator
-  private readonly progressMessages: ProgressMessages
+  private readonly progressMessages: ReturnType<typeof progressMessages>
   private runner?: RunnerHandle
   private webhook?: WebhookServer
   /** Messages being handed to the core, so stop() lets them land before the store closes. */
@@ -60,7 +60,7 @@ export class TelegramChannel implements Channel {
     const retry = autoRetry({ maxRetryAttempts: MAX_RETRY_ATTEMPTS, maxDelaySeconds: options.maxRetryDelaySeconds ?? DEFAULT_MAX_RETRY_DELAY_SECONDS, rethrowHttpErrors: true })
     this.bot.api.config.use(retry, this.logPollingFailures)
     this.typing = new TypingIndicator(this.bot.api, log, options.typingRenewMs)
-    this.progressMessages = new ProgressMessages(this.bot.api, log, options.progressEditIntervalMs)
+    this.progressMessages = progressMessages(this.bot.api, log, options.progressEditIntervalMs)
   }
 
   /** The port the webhook server listens on, once started in webhook mode. */

@@ -6,8 +6,9 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { SlackChannel } from "../../adapters/slack/slack.ts"
 import { startApp, type App } from "../../src/app.ts"
 import { loadConfig } from "../../src/config/config.ts"
-import { byRole, startModelServer, type ChatRequest, type ModelServer, type Reply, type Script } from "../fakes/model-server.ts"
+import { byRole, startModelServer, type ModelServer, type Script } from "../fakes/model-server.ts"
 import { blockActions, dmEvent, eventCallback, EventSender, startSlackApi, type SlackApi, type SlackMessage } from "../fakes/slack-api.ts"
+import { asking, delegating, hangingOnce, replying, untilWhileRunning, writingWorker } from "../support/e2e.ts"
 import { ListMemory } from "../support/harness.ts"
 import { StewardProcess } from "../support/process.ts"
 
@@ -15,26 +16,6 @@ const OWNER = "U0OWNER"
 const OWNER_DM = "D0OWNER"
 const STRANGER = "U0STRANGER"
 const STRANGER_DM = "D0STRANGER"
-
-const afterTool = (req: ChatRequest) => req.messages.at(-1)?.role === "tool"
-const replyCall = (text: string) => ({ name: "reply", args: { text } })
-const reply = (text: string): Reply => ({ toolCalls: [replyCall(text)] })
-/** A Teller that answers every message with `text`. */
-const replying = (text: string) => (req: ChatRequest) => (afterTool(req) ? { text: "" } : reply(text))
-
-/** Teller → Planner → Worker → Teller: the Teller delegates, the Planner dispatches one worker, the Teller reports. */
-const delegating = (worker: Script) =>
-  byRole({
-    teller: (req) => {
-      if (afterTool(req)) return { text: "" }
-      if (req.lastUserText.startsWith("<task-results>")) return reply(`Done: ${req.lastUserText.match(/Saved \S+/)?.[0] ?? "nothing saved"}`)
-      return { toolCalls: [replyCall("On it."), { name: "delegate", args: { prompt: `Write a note about: ${req.lastUserText}` } }] }
-    },
-    planner: (req) => (afterTool(req) ? { text: "One worker dispatched." } : { toolCalls: [{ name: "delegate", args: { prompt: req.lastUserText } }] }),
-    worker,
-  })
-
-const writingWorker: Script = (req) => (afterTool(req) ? { text: "Saved notes/cats.md" } : { toolCalls: [{ name: "write_file", args: { path: "notes/cats.md", content: "Cats sleep a lot." } }] })
 
 /** What Steward shows in a DM now, status messages left out. */
 const repliesIn = (api: SlackApi, channel: string) => api.messages.filter((message) => message.channel === channel && !message.text.startsWith("⚙️"))
@@ -152,16 +133,6 @@ describe("Slack end to end (Steward in process, real Bolt over HTTP, fake Web AP
   })
 
   describe("ask_user", () => {
-    /** A Teller that asks which colour and reports the answer it is resumed with. */
-    const asking = (timeout: number) =>
-      byRole({
-        teller: (req) => {
-          const answer = req.lastToolResults.find((result) => result.toolName === "ask_user")
-          if (answer) return reply(`got ${answer.content}`)
-          if (afterTool(req)) return { text: "" }
-          return { toolCalls: [{ name: "ask_user", args: { question: "Which colour?", options: ["Red", "Blue"], default: "Red", timeout } }] }
-        },
-      })
     const question = () => api.waitFor(() => api.messages.find((message) => message.text.startsWith("Which colour?")))
     const closed = (asked: SlackMessage) => api.waitFor(() => api.messages.find((m) => m.ts === asked.ts && !m.text.includes("If there is no answer")))
     const buttonsOf = (message: SlackMessage) => message.blocks?.flatMap((block) => block.elements ?? []) ?? []
@@ -200,35 +171,24 @@ describe("Slack end to end (the real program, Socket Mode)", () => {
     steward = undefined
   })
 
-  /** Waits on the fake API, but gives up at once with the program's stderr if it died. */
-  async function until<T>(steward: StewardProcess, what: string, predicate: () => T, timeoutMs = 20_000): Promise<NonNullable<T>> {
-    const died = steward.exited.then((code) => Promise.reject(new Error(`Steward exited (${code}) while waiting for ${what}: ${steward.stderr.join("").slice(-2000)}`)))
-    return Promise.race([api.waitFor(predicate, timeoutMs), died])
-  }
-
   it("survives SIGKILL during a Worker task: after a restart on the same DATA_DIR exactly one final reply arrives", async () => {
-    let workerCalls = 0
-    const script = delegating((req) => {
-      if (afterTool(req)) return { text: "Saved notes/after-crash.md" }
-      // The first run hangs until the process dies; the run after the restart completes.
-      if (++workerCalls === 1) return { hang: true }
-      return { toolCalls: [{ name: "write_file", args: { path: "notes/after-crash.md", content: "ok" } }] }
-    })
+    const hanging = hangingOnce()
+    const script = delegating(hanging.worker)
     server = await startModelServer(script)
     // Socket Mode: the program connects out to the fake, so nothing listens beyond 127.0.0.1.
     const socketEnv = env({ SLACK_APP_TOKEN: api.appToken })
     steward = StewardProcess.start(socketEnv)
-    await until(steward, "the Socket Mode connection", () => api.socket.connections.length === 1)
+    await untilWhileRunning(steward, "the Socket Mode connection", () => api.socket.connections.length === 1)
     api.socket.sendEvent(dm(OWNER, OWNER_DM, "crash test"))
-    await until(steward, "the acknowledgement", () => textsIn(api, OWNER_DM).includes("On it."))
-    await until(steward, "the worker's first run", () => workerCalls === 1)
+    await untilWhileRunning(steward, "the acknowledgement", () => textsIn(api, OWNER_DM).includes("On it."))
+    await untilWhileRunning(steward, "the worker's first run", () => hanging.calls() === 1)
     expect(await steward.kill("SIGKILL")).toBe(null)
 
     steward = StewardProcess.start(socketEnv)
-    await until(steward, "the final reply after the restart", () => textsIn(api, OWNER_DM).includes("Done: Saved notes/after-crash.md"))
+    await untilWhileRunning(steward, "the final reply after the restart", () => textsIn(api, OWNER_DM).includes("Done: Saved notes/after-crash.md"))
     expect(await steward.kill("SIGTERM")).toBe(0)
     const sent = api.calls.filter((call) => call.method === "chat.postMessage" && !String(call.params.text).startsWith("⚙️")).map((call) => call.params.text)
     expect(sent).toEqual(["On it.", "Done: Saved notes/after-crash.md"])
-    expect(workerCalls).toBe(2)
+    expect(hanging.calls()).toBe(2)
   }, 60_000)
 })

@@ -7,33 +7,14 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { TelegramChannel } from "../../adapters/telegram/telegram.ts"
 import { startApp, type App } from "../../src/app.ts"
 import { loadConfig } from "../../src/config/config.ts"
-import { byRole, startModelServer, type ChatRequest, type ModelServer, type Reply, type Script } from "../fakes/model-server.ts"
+import { byRole, startModelServer, type ModelServer, type Script } from "../fakes/model-server.ts"
 import { callbackUpdate, startTelegramApi, textUpdate, type TelegramApi } from "../fakes/telegram-api.ts"
+import { asking, delegating, hangingOnce, replying, untilWhileRunning, writingWorker } from "../support/e2e.ts"
 import { ListMemory } from "../support/harness.ts"
 import { StewardProcess } from "../support/process.ts"
 
 const OWNER = 1001
 const STRANGER = 9999
-
-const afterTool = (req: ChatRequest) => req.messages.at(-1)?.role === "tool"
-const replyCall = (text: string) => ({ name: "reply", args: { text } })
-const reply = (text: string): Reply => ({ toolCalls: [replyCall(text)] })
-/** A Teller that answers every message with `text`. */
-const replying = (text: string) => (req: ChatRequest) => (afterTool(req) ? { text: "" } : reply(text))
-
-/** Teller → Planner → Worker → Teller: the Teller delegates, the Planner dispatches one worker, the Teller reports. */
-const delegating = (worker: Script) =>
-  byRole({
-    teller: (req) => {
-      if (afterTool(req)) return { text: "" }
-      if (req.lastUserText.startsWith("<task-results>")) return reply(`Done: ${req.lastUserText.match(/Saved \S+/)?.[0] ?? "nothing saved"}`)
-      return { toolCalls: [replyCall("On it."), { name: "delegate", args: { prompt: `Write a note about: ${req.lastUserText}` } }] }
-    },
-    planner: (req) => (afterTool(req) ? { text: "One worker dispatched." } : { toolCalls: [{ name: "delegate", args: { prompt: req.lastUserText } }] }),
-    worker,
-  })
-
-const writingWorker: Script = (req) => (afterTool(req) ? { text: "Saved notes/cats.md" } : { toolCalls: [{ name: "write_file", args: { path: "notes/cats.md", content: "Cats sleep a lot." } }] })
 
 /** What Steward shows in a chat now, status messages left out. */
 const repliesIn = (api: TelegramApi, chat: number) => api.sent.filter((message) => message.chat.id === chat && !message.text?.startsWith("⚙️"))
@@ -138,16 +119,6 @@ describe("Telegram end to end (Steward in process, real grammY, fake Bot API, sc
   })
 
   describe("ask_user", () => {
-    /** A Teller that asks which colour and reports the answer it is resumed with. */
-    const asking = (timeout: number) =>
-      byRole({
-        teller: (req) => {
-          const answer = req.lastToolResults.find((result) => result.toolName === "ask_user")
-          if (answer) return reply(`got ${answer.content}`)
-          if (afterTool(req)) return { text: "" }
-          return { toolCalls: [{ name: "ask_user", args: { question: "Which colour?", options: ["Red", "Blue"], default: "Red", timeout } }] }
-        },
-      })
     const question = () => api.waitFor(() => api.sent.find((message) => message.text?.startsWith("Which colour?")))
     const edited = (message: Message) => api.waitFor(() => api.sent.find((m) => m.message_id === message.message_id && m.edit_date !== undefined))
 
@@ -189,32 +160,21 @@ describe("Telegram end to end (the real program)", () => {
     steward = undefined
   })
 
-  /** Waits on the fake API, but gives up at once with the program's stderr if it died. */
-  async function until<T>(steward: StewardProcess, what: string, predicate: () => T, timeoutMs = 20_000): Promise<NonNullable<T>> {
-    const died = steward.exited.then((code) => Promise.reject(new Error(`Steward exited (${code}) while waiting for ${what}: ${steward.stderr.join("").slice(-2000)}`)))
-    return Promise.race([api.waitFor(predicate, timeoutMs), died])
-  }
-
   it("survives SIGKILL during a Worker task: after a restart on the same DATA_DIR exactly one final reply arrives", async () => {
-    let workerCalls = 0
-    const script = delegating((req) => {
-      if (afterTool(req)) return { text: "Saved notes/after-crash.md" }
-      // The first run hangs until the process dies; the run after the restart completes.
-      if (++workerCalls === 1) return { hang: true }
-      return { toolCalls: [{ name: "write_file", args: { path: "notes/after-crash.md", content: "ok" } }] }
-    })
+    const hanging = hangingOnce()
+    const script = delegating(hanging.worker)
     server = await startModelServer(script)
     steward = StewardProcess.start(env())
     api.pushUpdate(textUpdate(OWNER, OWNER, "crash test"))
-    await until(steward, "the acknowledgement", () => textsIn(api, OWNER).includes("On it."))
-    await until(steward, "the worker's first run", () => workerCalls === 1)
+    await untilWhileRunning(steward, "the acknowledgement", () => textsIn(api, OWNER).includes("On it."))
+    await untilWhileRunning(steward, "the worker's first run", () => hanging.calls() === 1)
     expect(await steward.kill("SIGKILL")).toBe(null)
 
     steward = StewardProcess.start(env())
-    await until(steward, "the final reply after the restart", () => textsIn(api, OWNER).includes("Done: Saved notes/after-crash.md"))
+    await untilWhileRunning(steward, "the final reply after the restart", () => textsIn(api, OWNER).includes("Done: Saved notes/after-crash.md"))
     expect(await steward.kill("SIGTERM")).toBe(0)
     const sentReplies = api.requests.filter((request) => request.method === "sendMessage" && !String(request.params.text).startsWith("⚙️")).map((request) => request.params.text)
     expect(sentReplies).toEqual(["On it.", "Done: Saved notes/after-crash.md"])
-    expect(workerCalls).toBe(2)
+    expect(hanging.calls()).toBe(2)
   }, 60_000)
 })

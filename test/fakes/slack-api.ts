@@ -2,6 +2,9 @@ import { createHmac, randomBytes } from "node:crypto"
 import { createServer, request, type IncomingMessage, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
 import { WebSocketServer, type WebSocket } from "ws"
+import { waitFor } from "../support/wait-for.ts"
+
+export { waitFor }
 
 /**
  * A fake Slack Web API on 127.0.0.1 for tests with the real @slack/bolt: the methods Steward
@@ -180,7 +183,7 @@ export async function startSlackApi(options: { team?: string } = {}): Promise<Sl
     failNext(method, failure, when = () => true) {
       failures.set(method, [...(failures.get(method) ?? []), { failure, when }])
     },
-    waitFor: (predicate, timeoutMs) => waitFor(predicate, timeoutMs),
+    waitFor,
     async close() {
       for (const client of sockets.clients) client.terminate()
       await new Promise<void>((resolve) => sockets.close(() => resolve()))
@@ -261,25 +264,6 @@ async function readAll(req: IncomingMessage): Promise<string> {
   const chunks: Buffer[] = []
   for await (const chunk of req) chunks.push(chunk as Buffer)
   return Buffer.concat(chunks).toString("utf8")
-}
-
-export function waitFor<T>(predicate: () => T, timeoutMs = 5000): Promise<NonNullable<T>> {
-  return new Promise<NonNullable<T>>((resolve, reject) => {
-    const deadline = Date.now() + timeoutMs
-    const check = () => {
-      try {
-        const value = predicate()
-        if (value) resolve(value as NonNullable<T>)
-        else if (Date.now() < deadline) return
-        else reject(new Error(`waitFor: condition not met within ${timeoutMs} ms`))
-      } catch (error) {
-        reject(error)
-      }
-      clearInterval(timer)
-    }
-    const timer = setInterval(check, 5)
-    check()
-  })
 }
 
 // ── events, as Slack sends them ───────────────────────────────────────────────────────

@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
 import type { BotCommand, InlineKeyboardMarkup, Message, MessageEntity, Update, UserFromGetMe } from "grammy/types"
+import { waitFor } from "../support/wait-for.ts"
 
 /**
  * A fake Telegram Bot API on 127.0.0.1 for end-to-end tests with the real grammY: the
@@ -299,24 +300,7 @@ export async function startTelegramApi(options: TelegramApiOptions = {}): Promis
       const key = method.toLowerCase()
       failures.set(key, [...(failures.get(key) ?? []), { failure, after }])
     },
-    waitFor<T>(predicate: () => T, timeoutMs = 5000) {
-      return new Promise<NonNullable<T>>((resolve, reject) => {
-        const deadline = Date.now() + timeoutMs
-        const check = () => {
-          try {
-            const value = predicate()
-            if (value) resolve(value as NonNullable<T>)
-            else if (Date.now() < deadline) return
-            else reject(new Error(`waitFor: condition not met within ${timeoutMs} ms`))
-          } catch (error) {
-            reject(error)
-          }
-          clearInterval(timer)
-        }
-        const timer = setInterval(check, 10)
-        check()
-      })
-    },
+    waitFor,
     async close() {
       if (!server.listening) return
       poller?.wake("closed")

@@ -1,0 +1,52 @@
+/** Model scripts and waits shared by the end-to-end tests of every channel. */
+import { byRole, type ChatRequest, type Script } from "../fakes/model-server.ts"
+import type { StewardProcess } from "./process.ts"
+import { afterTool, say } from "./scripts.ts"
+import { waitFor } from "./wait-for.ts"
+
+const replyCall = (text: string) => ({ name: "reply", args: { text } })
+
+/** A Teller that answers every message with `text`. */
+export const replying = (text: string) => (req: ChatRequest) => (afterTool(req) ? { text: "" } : say(text))
+
+/** Teller → Planner → Worker → Teller: the Teller delegates, the Planner dispatches one worker, the Teller reports. */
+export const delegating = (worker: Script) =>
+  byRole({
+    teller: (req) => {
+      if (afterTool(req)) return { text: "" }
+      if (req.lastUserText.startsWith("<task-results>")) return say(`Done: ${req.lastUserText.match(/Saved \S+/)?.[0] ?? "nothing saved"}`)
+      return { toolCalls: [replyCall("On it."), { name: "delegate", args: { prompt: `Write a note about: ${req.lastUserText}` } }] }
+    },
+    planner: (req) => (afterTool(req) ? { text: "One worker dispatched." } : { toolCalls: [{ name: "delegate", args: { prompt: req.lastUserText } }] }),
+    worker,
+  })
+
+export const writingWorker: Script = (req) => (afterTool(req) ? { text: "Saved notes/cats.md" } : { toolCalls: [{ name: "write_file", args: { path: "notes/cats.md", content: "Cats sleep a lot." } }] })
+
+/** A Worker whose first run hangs until the process dies; the run after a restart saves a note. */
+export function hangingOnce(): { worker: Script; calls: () => number } {
+  let calls = 0
+  const worker: Script = (req) => {
+    if (afterTool(req)) return { text: "Saved notes/after-crash.md" }
+    if (++calls === 1) return { hang: true }
+    return { toolCalls: [{ name: "write_file", args: { path: "notes/after-crash.md", content: "ok" } }] }
+  }
+  return { worker, calls: () => calls }
+}
+
+/** A Teller that asks which colour and reports the answer it is resumed with. */
+export const asking = (timeout: number) =>
+  byRole({
+    teller: (req) => {
+      const answer = req.lastToolResults.find((result) => result.toolName === "ask_user")
+      if (answer) return say(`got ${answer.content}`)
+      if (afterTool(req)) return { text: "" }
+      return { toolCalls: [{ name: "ask_user", args: { question: "Which colour?", options: ["Red", "Blue"], default: "Red", timeout } }] }
+    },
+  })
+
+/** Waits for `predicate`, but gives up at once with the program's stderr if it died. */
+export function untilWhileRunning<T>(steward: StewardProcess, what: string, predicate: () => T, timeoutMs = 20_000): Promise<NonNullable<T>> {
+  const died = steward.exited.then((code) => Promise.reject(new Error(`Steward exited (${code}) while waiting for ${what}: ${steward.stderr.join("").slice(-2000)}`)))
+  return Promise.race([waitFor(predicate, timeoutMs), died])
+}
