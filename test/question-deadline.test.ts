@@ -83,12 +83,16 @@ describe("question deadlines (fake clock)", () => {
     questions.stop()
   })
 
-  it("replaces an open question by a newer one, resuming the older call with its default", async () => {
+  it("supersedes an open question by a newer one, resuming the older call with its default", async () => {
     const questions = await open()
     await questions.ask(asker("s1:q1"), colours, "ask_user")
     await questions.ask(asker("s1:q2"), { question: "Sure?", options: ["Yes", "No"], timeout: 60 }, "ask_user")
     expect(woken.map((e) => e.text)).toEqual(["Blue"])
     expect(questions.openIn("test:c1")?.question).toBe("Sure?")
+    // Recorded as superseded, not as a timeout, and its message says so.
+    const older = (await store.questions()).find((q) => q.origin === "s1:q1")
+    expect(older).toMatchObject({ status: "superseded", answer: "Blue", source: "default" })
+    expect((await store.outbox()).find((r) => r.editOf === older!.messageId)?.text).toBe("Which colour?\n\n(replaced by a newer question)")
     questions.stop()
   })
 })

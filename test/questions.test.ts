@@ -126,6 +126,28 @@ describe("ask_user", () => {
     expect(JSON.stringify(resumed.messages)).toContain("<task-results>")
   })
 
+  it("runs commands while a question is open: /tasks answers without touching it, /new closes it and starts afresh", async () => {
+    const teller = recorded(askingTeller({ question: "Your name?" }))
+    harness = await startHarness(byRole({ teller: teller.script }))
+    const { channel } = harness
+    await channel.say("hi")
+    await channel.waitForSent(1)
+    await channel.say("/tasks")
+    expect((await channel.waitForSent(2))[1]!.text).toMatch(/^No tasks are queued or running/)
+    expect(harness.app.supervisor["questions"].openIn("test:c1", "ask_user")).toBeDefined()
+
+    await channel.say("/new")
+    expect((await channel.waitForSent(3))[2]!.text).toMatch(/^Started a fresh conversation/)
+    await channel.waitFor(() => channel.edits.length === 1, "the question's edit")
+    expect(channel.edits[0]!.text).toBe("Your name?\n\n(no longer needed)")
+    // Later text is a message to the new session, not an answer to the closed question.
+    await channel.say("hello again")
+    await channel.waitForSent(4)
+    const fresh = teller.requests.at(-1)!
+    expect(fresh.lastUserText).toBe("hello again")
+    expect(JSON.stringify(fresh.messages)).not.toContain('"hi"')
+  })
+
   it("rejects bad arguments with a clear error the model sees", async () => {
     let attempt = 0
     harness = await startHarness(

@@ -80,7 +80,8 @@ export class Questions {
     // One open ask_user question per conversation. A permission question may open beside it
     // (a task needs approval while the Teller waits); typed text goes to the newest.
     const older = purpose === "ask_user" ? this.openIn(asker.conversation, "ask_user") : undefined
-    if (older) await this.resolve(older, fallback(older), undefined, "(replaced by a newer question)")
+    // The older call still gets an answer (its fallback), so the run that waits on it goes on.
+    if (older) await this.resolve(older, fallback(older), { superseded: true })
     const id = newId()
     const message = this.outbox.prepare(asker.conversation, { text: questionText(question), buttons: buttonsOf(id, question.options) }, `question:${id}`)
     const record: QuestionRecord = {
@@ -134,7 +135,7 @@ export class Questions {
       const record = this.records.get(id ?? "")
       const option = record?.status === "open" && record.conversation === message.conversation ? record.options?.[Number(index)] : undefined
       if (!record || option === undefined) return "stale"
-      await this.resolve(record, { answer: option, source: "user" }, message.text)
+      await this.resolve(record, { answer: option, source: "user" }, { typed: message.text })
       return "answered"
     }
     const record = this.openIn(message.conversation)
@@ -145,7 +146,7 @@ export class Questions {
       await this.outbox.add(message.conversation, hint, `hint:${message.eventId ?? newId()}`, { history: [{ id: newId(), conversation: message.conversation, role: "user", text: message.text }] })
       return "hint"
     }
-    await this.resolve(record, { answer, source: "user" }, message.text)
+    await this.resolve(record, { answer, source: "user" }, { typed: message.text })
     return "answered"
   }
 
@@ -176,8 +177,10 @@ export class Questions {
   }
 
   /** Closes a question with its answer and resumes whoever waits for it. */
-  private async resolve(record: QuestionRecord, answer: Answer, typed?: string, note = outcomeText(answer)): Promise<void> {
-    const closed: QuestionRecord = { ...record, status: answer.source === "user" ? "answered" : "expired", ...answer, closedAt: new Date().toISOString() }
+  private async resolve(record: QuestionRecord, answer: Answer, { typed, superseded = false }: { typed?: string; superseded?: boolean } = {}): Promise<void> {
+    const status = superseded ? "superseded" : answer.source === "user" ? "answered" : "expired"
+    const note = superseded ? "(replaced by a newer question)" : outcomeText(answer)
+    const closed: QuestionRecord = { ...record, status, ...answer, closedAt: new Date().toISOString() }
     const edit = this.outbox.prepare(record.conversation, { text: `${record.question}\n\n${note}` }, `question-closed:${record.id}`, record.messageId)
     // ask_user resumes the Teller; a permission question resumes the run waiting in memory
     // (or, after a restart, the task's next run finds the answer when it asks again).

@@ -136,7 +136,7 @@ export interface QuestionRecord {
   deadline: string
   /** "permission": asked on behalf of a running task, which waits for it in memory. */
   purpose: "ask_user" | "permission"
-  status: "open" | "answered" | "expired" | "closed"
+  status: "open" | "answered" | "expired" | "superseded" | "closed"
   answer?: string
   source?: "user" | "default" | "timeout"
   /** The outbox record that showed the question; its message is edited when the question closes. */

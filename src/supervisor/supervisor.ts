@@ -174,9 +174,9 @@ export class Supervisor implements Services, SchedulerHost {
 
   /**
    * Takes a chat message or button press: a platform event seen before is ignored; a stranger
-   * gets a pairing code and reaches no model; an open question takes its answer; a command runs
-   * without a model deciding; anything else wakes the conversation's Teller. Returns false when
-   * nothing was taken (a duplicate or a stranger).
+   * gets a pairing code and reaches no model; a command runs without a model deciding; an open
+   * question takes its answer; anything else wakes the conversation's Teller. Returns false
+   * when nothing was taken (a duplicate or a stranger).
    */
   async inbound(message: InboundMessage): Promise<boolean> {
     const eventId = message.eventId
@@ -195,12 +195,13 @@ export class Supervisor implements Services, SchedulerHost {
       // The event id is recorded before acting: at worst a crash in the next instant loses a
       // message the platform will not resend — but it can never be acted on twice.
       if (eventId !== undefined) await this.deps.store.save({ seen: [eventId] })
-      const taken = await this.questions.take(message)
-      if (taken === "stale") this.deps.log.info({ conversation: message.conversation }, "button of a closed question pressed; ignored")
-      if (taken) return true
+      // A command comes before an open question's answer: /new or /cancel must still work while
+      // the Teller waits, or a question could hold the conversation until its deadline.
       const command = message.action === undefined ? parseCommand(message.text, this.fileCommands, new Set(this.deps.agents.workers.keys())) : undefined
+      const taken = command ? undefined : await this.questions.take(message)
+      if (taken === "stale") this.deps.log.info({ conversation: message.conversation }, "button of a closed question pressed; ignored")
       if (command) await this.command(message, command)
-      else await this.userMessage(message.conversation, message.user, message.text, message.text)
+      else if (!taken) await this.userMessage(message.conversation, message.user, message.text, message.text)
       return true
     } finally {
       if (eventId !== undefined) this.taking.delete(eventId)
