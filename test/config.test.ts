@@ -55,6 +55,7 @@ describe("loadConfig", () => {
       WORKER_CONCURRENCY: "64",
       PLANNER_TIMEOUT: "1",
       MODEL_MAX_RETRIES: "0",
+      MODEL_TIMEOUT: "30",
       PERMISSIONS_FILE: "perms.json",
       TELEGRAM_WEBHOOK_URL: "https://bot.example.com/tg",
       TELEGRAM_WEBHOOK_PORT: "8443",
@@ -68,6 +69,7 @@ describe("loadConfig", () => {
     expect(config.workerConcurrency).toBe(64)
     expect(config.timeouts.planner).toBe(1)
     expect(config.maxRetries).toBe(0)
+    expect(config.modelTimeoutMs).toBe(30_000)
     expect(config.permissionsFile).toBe(resolve("perms.json"))
     expect(config.telegram).toMatchObject({ webhookUrl: "https://bot.example.com/tg", webhookPort: 8443 })
     expect(config.slack.port).toBe(3100)
@@ -106,6 +108,7 @@ describe("loadConfig", () => {
     ["MODEL_CONTEXT_TOKENS", "999", 'MODEL_CONTEXT_TOKENS: expected a whole number of at least 1000, got "999"'],
     ["MODEL_OUTPUT_TOKENS", "99999999999999999999", 'MODEL_OUTPUT_TOKENS: expected a whole number of at least 256, got "99999999999999999999"'],
     ["MODEL_MAX_RETRIES", "11", 'MODEL_MAX_RETRIES: expected a whole number from 0 to 10, got "11"'],
+    ["MODEL_TIMEOUT", "0", 'MODEL_TIMEOUT: expected a whole number from 1 to 3600, got "0"'],
     ["SLACK_PORT", "70000", 'SLACK_PORT: expected a whole number from 1 to 65535, got "70000"'],
     ["OPENAI_BASE_URL", "localhost:8080", 'OPENAI_BASE_URL: expected an http(s) URL, got "localhost:8080"'],
     ["TELEGRAM_API_ROOT", "ftp://example.com", 'TELEGRAM_API_ROOT: expected an http(s) URL, got "ftp://example.com"'],

@@ -230,6 +230,17 @@ describe("Supervisor", () => {
     expect(harness.server.requests.filter((r) => r.role === "worker")).toHaveLength(3)
   })
 
+  it("abandons a model request that hangs past MODEL_TIMEOUT and retries it, so the turn still answers", async () => {
+    const teller = hangsFirst(say("answered on the retry"))
+    harness = await startHarness(byRole({ teller: (req) => (req.messages.at(-1)?.role === "tool" ? { text: "" } : teller.script()) }), { MODEL_TIMEOUT: "1" })
+    const started = Date.now()
+    await harness.channel.say("hello")
+    const [reply] = await harness.channel.waitForSent(1, undefined, 8000)
+    expect(reply!.text).toBe("answered on the retry")
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1000)
+    expect(harness.server.requests.filter((r) => r.role === "teller").length).toBeGreaterThanOrEqual(2)
+  })
+
   it("re-queues a task interrupted by a restart once, and reports the batch exactly once", async () => {
     const worker = hangsFirst({ text: "finished after restart" })
     harness = await startHarness(byRole({ teller: delegatingTeller, planner: dispatching("job"), worker: worker.script }))

@@ -37,6 +37,8 @@ export interface Config {
   maxSteps: { teller: number; planner: number; worker: number }
   context: { contextTokens: number; outputTokens: number }
   maxRetries: number
+  /** How long one model request may go without a response before it is retried. */
+  modelTimeoutMs: number
   permissionsFile?: string
   telegram: {
     botToken?: string
@@ -142,6 +144,7 @@ const schema = z.object({
   MODEL_CONTEXT_TOKENS: wholeNumber(1000).default(128_000),
   MODEL_OUTPUT_TOKENS: wholeNumber(256).default(32_000),
   MODEL_MAX_RETRIES: wholeNumber(0, 10).default(3),
+  MODEL_TIMEOUT: wholeNumber(1, 3600).default(120),
   PERMISSIONS_FILE: z.string().optional(),
   TELEGRAM_BOT_TOKEN: z.string().optional(),
   TELEGRAM_API_ROOT: httpUrl().optional(),
@@ -239,6 +242,7 @@ function toConfig(vars: Vars, models: Config["models"]): Config {
     maxSteps: { teller: vars.TELLER_MAX_STEPS, planner: vars.PLANNER_MAX_STEPS, worker: vars.WORKER_MAX_STEPS },
     context: { contextTokens: vars.MODEL_CONTEXT_TOKENS, outputTokens: vars.MODEL_OUTPUT_TOKENS },
     maxRetries: vars.MODEL_MAX_RETRIES,
+    modelTimeoutMs: vars.MODEL_TIMEOUT * 1000,
     permissionsFile: vars.PERMISSIONS_FILE === undefined ? undefined : resolve(vars.PERMISSIONS_FILE),
     telegram: {
       botToken: vars.TELEGRAM_BOT_TOKEN,
