@@ -230,6 +230,25 @@ describe("Supervisor", () => {
     expect(harness.server.requests.filter((r) => r.role === "worker")).toHaveLength(3)
   })
 
+  it("sends the task results themselves when the Teller's turn on them fails", async () => {
+    harness = await startHarness(
+      byRole({
+        teller: (req) => (req.lastUserText.includes("<task-results>") ? { error: { status: 400, message: "the teller broke" } } : delegatingTeller(req)),
+        planner: dispatching("count the cats"),
+        worker: () => ({ text: "There are 3 cats." }),
+      }),
+    )
+    await harness.channel.say("go")
+    const sent = await harness.channel.waitForSent(3)
+    expect(sent[1]!.text).toMatch(/^Sorry — I could not answer that/)
+    const report = sent[2]!.text
+    expect(report).toMatch(/^Results of your tasks:\n\n\*Task \S+\* \(planner\): completed\n/)
+    expect(report).toMatch(/\nok\n\n\*Task \S+\* \(default\): completed\nPrompt: count the cats\nThere are 3 cats\.$/)
+    expect(report).not.toMatch(/<\/?task|session_id/)
+    await harness.app.supervisor.idle()
+    expect(harness.channel.sent).toHaveLength(3)
+  })
+
   it("abandons a model request that hangs past MODEL_TIMEOUT and retries it, so the turn still answers", async () => {
     const teller = hangsFirst(say("answered on the retry"))
     harness = await startHarness(byRole({ teller: (req) => (req.messages.at(-1)?.role === "tool" ? { text: "" } : teller.script()) }), { MODEL_TIMEOUT: "1" })

@@ -21,3 +21,17 @@ export function reportText(batch: readonly TaskRecord[]): string {
   if (batch[0]?.command) results.push("", `(The user ran ${batch[0].command}.) Summarize the task tool output above and continue with your task.`)
   return results.join("\n")
 }
+
+/**
+ * A report as the user reads it, for when the Teller could not relay it (its turn failed, or it
+ * said nothing about a scheduled run): each task's status and result, without the markup
+ * meant for the model.
+ */
+export function readableReport(report: string): string {
+  return report
+    .replace(/<task_metadata>[\s\S]*?<\/task_metadata>\n?/g, "")
+    .replace(/<task id="([^"]*)" agent="([^"]*)" status="([^"]*)">\n/g, "\n*Task $1* ($2): $3\n")
+    .replace(/<\/?task(-results)?>\n?/g, "")
+    .replace(/\n\(The user ran [^\n]*$/, "")
+    .trim()
+}

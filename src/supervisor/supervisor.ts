@@ -19,7 +19,7 @@ import { Scheduler, type SchedulerHost } from "../schedule/scheduler.ts"
 import { AWAIT_ANSWER, ToolError, type Role, type ToolContext, type ToolDefinition } from "../tool/tool.ts"
 import type { Outbox } from "./outbox.ts"
 import { TaskQueue } from "./queue.ts"
-import { reportText } from "./report.ts"
+import { readableReport, reportText } from "./report.ts"
 import { Sessions, type Session } from "./sessions.ts"
 
 /** A Teller turn interrupted this many times (crashes while it ran) is given up with an apology. */
@@ -367,6 +367,7 @@ export class Supervisor implements Services, SchedulerHost {
     const turnStart = session.records.length
     const controller = new AbortController()
     let outcome: LoopOutcome
+    let failed = false
     try {
       this.running.set(`turn:${conversation.id}`, controller)
       outcome = await this.run(this.deps.agents.teller, session, controller.signal, { conversation: conversation.id, user: conversation.user }, takeInput)
@@ -381,6 +382,7 @@ export class Supervisor implements Services, SchedulerHost {
       // before taking it, so a failure that repeats does not replay it forever.
       if (!consumed.includes(attempt)) consumed.unshift(...conversation.events.splice(conversation.events.indexOf(attempt), 1))
       outcome = { status: "done", text: "" }
+      failed = true
       await this.deps.outbox.add(conversation.id, `Sorry — I could not answer that: ${errorText(error)}`, `error:${consumed[0]?.id ?? first.id}`)
     } finally {
       this.running.delete(`turn:${conversation.id}`)
@@ -391,11 +393,14 @@ export class Supervisor implements Services, SchedulerHost {
       // A turn that ends in plain text without calling reply still answers the user.
       await this.deps.outbox.add(conversation.id, outcome.text, `final:${session.records.at(-1)!.id}`, {}, firingId)
     }
-    // A scheduled report is never dropped: if the Teller posted nothing for it, its text goes out.
+    // Task results are never dropped: when the turn failed, or the Teller posted nothing for a
+    // scheduled run, the results themselves go out.
     for (const event of consumed) {
-      if (event.firingId && !this.deps.outbox.hasFiring(event.firingId)) {
-        await this.deps.outbox.add(conversation.id, `Scheduled task report:\n\n${event.text}`, `firing-report:${event.firingId}`, {}, event.firingId)
-      }
+      if (event.kind !== "task_results") continue
+      const relayed = event.firingId ? this.deps.outbox.hasFiring(event.firingId) : !failed
+      if (relayed) continue
+      const heading = event.firingId ? "Scheduled task report" : "Results of your tasks"
+      await this.deps.outbox.add(conversation.id, `${heading}:\n\n${readableReport(event.text)}`, `report:${event.id}`, {}, event.firingId)
     }
     await this.deps.store.save({ eventsDone: consumed.map((event) => event.id) })
   }
