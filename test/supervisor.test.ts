@@ -1,3 +1,6 @@
+import { mkdtempSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { afterEach, describe, expect, it } from "vitest"
 import { byRole, contentText, sequence, type ChatRequest, type Reply } from "./fakes/model-server.ts"
 import { startHarness, type Harness } from "./support/harness.ts"
@@ -381,6 +384,44 @@ describe("Supervisor", () => {
       ["first", "completed"],
       ["second", "cancelled"],
     ])
+  })
+
+  it("never lets a Worker delegate, even when a permissions file allows it everything", async () => {
+    const permissions = join(mkdtempSync(join(tmpdir(), "steward-perm-")), "permissions.json")
+    writeFileSync(permissions, JSON.stringify({ worker: [{ permission: "*", pattern: "*", action: "allow" }] }))
+    harness = await startHarness(
+      byRole({
+        teller: delegatingTeller,
+        planner: dispatching("job"),
+        worker: (req) => (afterTool(req) ? { text: "did it myself" } : { toolCalls: [{ name: "delegate", args: { prompt: "nested" } }] }),
+      }),
+      { PERMISSIONS_FILE: permissions },
+    )
+    await harness.channel.say("go")
+    await harness.channel.waitForSent(2)
+    const offered = (harness.server.requests.find((r) => r.role === "worker")!.body.tools ?? []).map((t) => t.function?.name)
+    expect(offered).toContain("write_file")
+    expect(offered).not.toContain("delegate")
+    expect((await harness.app.store.tasks()).map((t) => t.prompt)).toEqual(["go", "job"])
+    const asWorker = { ...ctxFor(harness, "w-call"), role: "worker" as const, agent: "default" }
+    await expect(harness.app.supervisor.delegate(asWorker, { prompt: "nested", type: "oneshot", priority: 5, timeout: null })).rejects.toThrow(/Workers cannot delegate/)
+  })
+
+  it("starts a fresh session when session_id names one an unfinished task is still using", async () => {
+    const hold = deferred()
+    harness = await startHarness(byRole({ teller: delegatingTeller, planner: async () => (await hold.promise, { text: "ok" }) }), { WORKER_CONCURRENCY: "1" })
+    const { taskId } = await harness.app.supervisor.delegate(ctxFor(harness, "call-1"), { prompt: "first", type: "oneshot", priority: 5, timeout: null })
+    const busySession = (await harness.app.store.tasks()).find((t) => t.id === taskId)!.sessionId
+    const second = await harness.app.supervisor.delegate(ctxFor(harness, "call-2"), { prompt: "second", type: "oneshot", priority: 5, timeout: null, sessionId: busySession })
+    const tasks = await harness.app.store.tasks()
+    expect(tasks.find((t) => t.id === second.taskId)!.sessionId).not.toBe(busySession)
+    hold.resolve()
+    await harness.app.supervisor.idle()
+    // Once that task has ended, the same id continues the session.
+    const third = await harness.app.supervisor.delegate(ctxFor(harness, "call-3"), { prompt: "third", type: "oneshot", priority: 5, timeout: null, sessionId: busySession })
+    expect((await harness.app.store.tasks()).find((t) => t.id === third.taskId)!.sessionId).toBe(busySession)
+    hold.resolve()
+    await harness.app.supervisor.idle()
   })
 
   it("returns the same task for a delegate call replayed with the same call id", async () => {

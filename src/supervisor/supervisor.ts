@@ -433,10 +433,13 @@ export class Supervisor implements Services, SchedulerHost {
     const origin = `${ctx.sessionId}:${ctx.callId}`
     const known = this.byOrigin.get(origin) ?? this.tasks.get(ctx.taskId ?? "")?.staged?.find((t) => t.origin === origin)?.id
     if (known) return { taskId: known }
+    // Workers never delegate (no recursion), whatever rules a permissions file adds.
+    if (ctx.role === "worker") throw new ToolError("Workers cannot delegate: do the work yourself, or report what is missing.")
     const role = ctx.role === "teller" ? "planner" : "worker"
     const continued = request.sessionId ? await this.sessions.exists(request.sessionId) : undefined
-    // An unknown or foreign session id starts fresh rather than failing the call.
-    const continues = continued !== undefined && continued.conversation === ctx.conversation && continued.role === role
+    // An unknown or foreign session id starts fresh rather than failing the call; so does one
+    // that an unfinished task is still using, since two runs cannot share one session log.
+    const continues = continued !== undefined && continued.conversation === ctx.conversation && continued.role === role && !this.sessionInUse(continued.id)
     const task: TaskRecord = {
       ...this.newTask(ctx, origin, role, role === "planner" ? "planner" : (request.worker ?? DEFAULT_WORKER)),
       type: request.type,
@@ -462,6 +465,14 @@ export class Supervisor implements Services, SchedulerHost {
     this.plannerQueue.push(task.id, task.priority)
     this.dispatch()
     return { taskId: task.id }
+  }
+
+  private sessionInUse(sessionId: string): boolean {
+    for (const task of this.tasks.values()) {
+      if (task.sessionId === sessionId && !TERMINAL.has(task.status)) return true
+      if (task.staged?.some((staged) => staged.sessionId === sessionId)) return true
+    }
+    return false
   }
 
   /** A queued one-shot task with the defaults, in a fresh child session of the caller's. */
@@ -759,6 +770,7 @@ export class Supervisor implements Services, SchedulerHost {
     let tools = this.agentTools.get(agent.name)
     if (!tools) {
       const off = disabled(this.deps.tools.map((tool) => tool.id), this.deps.rules[agent.role as Role])
+      if (agent.role === "worker") off.add("delegate")
       tools = this.deps.tools.filter((tool) => !off.has(tool.id) && (!agent.tools || agent.tools.includes(tool.id)))
       this.agentTools.set(agent.name, tools)
     }
