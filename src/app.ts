@@ -1,10 +1,11 @@
 import { readFileSync } from "node:fs"
+import { join } from "node:path"
 import type { LanguageModel } from "ai"
 import type { Logger } from "pino"
 import { loadAgents, type Agent } from "./agent/agents.ts"
 import { channelOf, type Channel } from "./channel/channel.ts"
 import { ZodError } from "zod"
-import { ConfigError, PROVIDERS, type Config, type ModelSpec } from "./config/config.ts"
+import { checkProvider, ConfigError, PROVIDERS, type Config, type ModelSpec } from "./config/config.ts"
 import { resolveModel } from "./model/model.ts"
 import { forRole, parseConfig } from "./permission/permission.ts"
 import { Store } from "./store/store.ts"
@@ -34,10 +35,13 @@ export async function startApp(
   channels: Channel[],
   memory: SupervisorMemory,
   model: (agent: Agent) => LanguageModel = modelFor(config),
-  /** Tests listen on 127.0.0.1 and a free port. */
-  options: { hooksHost?: string; hooksPort?: number } = {},
+  /** Tests listen on 127.0.0.1 and a free port, and may bring their own prompts. */
+  options: { hooksHost?: string; hooksPort?: number; promptsDir?: string } = {},
 ): Promise<App> {
-  const agents = loadAgents(PROMPTS_DIR)
+  const promptsDir = options.promptsDir ?? PROMPTS_DIR
+  const agents = loadAgents(promptsDir)
+  // A worker type's own model is configuration too: checked now, not at its first task.
+  for (const agent of agents.workers.values()) if (agent.model) checkProvider(specOf(agent), config)
   const workerTypes = [...agents.workers.values()].map((w) => ({ name: w.name, description: w.description }))
   const extra = config.permissionsFile ? readPermissions(config.permissionsFile) : undefined
   const rules = { teller: forRole("teller", extra), planner: forRole("planner", extra), worker: forRole("worker", extra) }
@@ -45,7 +49,7 @@ export async function startApp(
   const byName = new Map(channels.map((channel) => [channel.name, channel]))
   let supervisor: Supervisor | undefined
   const outbox = new Outbox(store, byName, log, () => supervisor?.events.emit("change"))
-  supervisor = new Supervisor({ config, store, outbox, agents, model, tools: allTools(workerTypes), rules, memory, log, commandsDir: `${PROMPTS_DIR}commands` })
+  supervisor = new Supervisor({ config, store, outbox, agents, model, tools: allTools(workerTypes), rules, memory, log, commandsDir: join(promptsDir, "commands") })
   await outbox.load()
   await supervisor.start()
   const running = supervisor
@@ -96,6 +100,7 @@ function modelFor(config: Config) {
 function specOf(agent: Agent): ModelSpec {
   const at = agent.model!.indexOf(":")
   const provider = agent.model!.slice(0, at)
-  if (!PROVIDERS.includes(provider as never)) throw new Error(`prompts/workers/${agent.name}.md: model provider "${provider}" is not one of ${PROVIDERS.join(", ")}`)
-  return { provider: provider as ModelSpec["provider"], id: agent.model!.slice(at + 1), variable: `prompts/workers/${agent.name}.md` }
+  const variable = `prompts/workers/${agent.name}.md`
+  if (!PROVIDERS.includes(provider as never)) throw new ConfigError(variable, `${variable}: model provider "${provider}" is not one of ${PROVIDERS.join(", ")}`)
+  return { provider: provider as ModelSpec["provider"], id: agent.model!.slice(at + 1), variable }
 }

@@ -2,6 +2,7 @@ import { readdirSync, readFileSync } from "node:fs"
 import { basename, join } from "node:path"
 import matter from "gray-matter"
 import { z } from "zod"
+import { ConfigError } from "../config/config.ts"
 import type { Role } from "../tool/tool.ts"
 
 /** A role's prompt and, for worker types, what it may use. */
@@ -33,6 +34,8 @@ const FrontMatter = z
   .strict()
 
 export const DEFAULT_WORKER = "default"
+const WORKER_NAME = /^[a-z0-9][a-z0-9_-]*$/
+const RESERVED = new Set(["teller", "planner", "compaction", DEFAULT_WORKER])
 
 /** Reads prompts/<role>.md and prompts/workers/<name>.md (front matter: description, model, tools). */
 export function loadAgents(dir: string): Agents {
@@ -43,9 +46,12 @@ export function loadAgents(dir: string): Agents {
   const workerDir = join(dir, "workers")
   for (const file of safeList(workerDir).filter((f) => f.endsWith(".md")).sort()) {
     const name = basename(file, ".md")
+    const where = `prompts/workers/${file}`
+    // The name is typed as @name and must not shadow a role, whose tools and model it would get.
+    if (!WORKER_NAME.test(name) || RESERVED.has(name)) throw new ConfigError(where, `${where}: a worker type's name must be lowercase letters, digits, - or _, and not ${[...RESERVED].join(", ")}`)
     const parsed = matter(readFileSync(join(workerDir, file), "utf8"))
     const front = FrontMatter.safeParse(parsed.data)
-    if (!front.success) throw new Error(`prompts/workers/${file}: ${front.error.issues.map((i) => `${i.path.join(".") || "front matter"}: ${i.message}`).join("; ")}`)
+    if (!front.success) throw new ConfigError(where, `${where}: ${front.error.issues.map((i) => `${i.path.join(".") || "front matter"}: ${i.message}`).join("; ")}`)
     workers.set(name, { name, role: "worker", prompt: parsed.content.trim(), ...front.data })
   }
   return {

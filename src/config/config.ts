@@ -203,16 +203,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   const models = { teller: modelFor("teller"), planner: modelFor("planner"), worker: modelFor("worker") }
 
-  const have: Record<Provider, string | undefined> = {
-    openai: vars.OPENAI_API_KEY,
-    anthropic: vars.ANTHROPIC_API_KEY,
-    "openai-compatible": vars.OPENAI_COMPATIBLE_BASE_URL,
-  }
-  for (const spec of Object.values(models)) {
-    if (have[spec.provider] !== undefined) continue
-    const need = PROVIDER_NEEDS[spec.provider]
-    throw notSet(need.variable, `${need.expected}, because ${spec.variable} uses ${spec.provider}`)
-  }
+  const config = toConfig(vars, models)
+  for (const spec of Object.values(models)) checkProvider(spec, config)
 
   // Without these, anyone who finds the endpoint could post forged messages.
   if (vars.TELEGRAM_BOT_TOKEN && vars.TELEGRAM_WEBHOOK_URL && !vars.TELEGRAM_WEBHOOK_SECRET) {
@@ -222,7 +214,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw notSet("SLACK_SIGNING_SECRET", "expected the app's signing secret for HTTP mode (or set SLACK_APP_TOKEN for Socket Mode)")
   }
 
-  return toConfig(vars, models)
+  return config
+}
+
+/** Throws when `spec`'s provider lacks what it needs to be called (its key or base URL). */
+export function checkProvider(spec: ModelSpec, config: Config): void {
+  const { openai, anthropic, openaiCompatible } = config.providers
+  const have: Record<Provider, string | undefined> = { openai: openai.apiKey, anthropic: anthropic.apiKey, "openai-compatible": openaiCompatible.baseURL }
+  if (have[spec.provider] !== undefined) return
+  const need = PROVIDER_NEEDS[spec.provider]
+  throw notSet(need.variable, `${need.expected}, because ${spec.variable} uses ${spec.provider}`)
 }
 
 function toConfig(vars: Vars, models: Config["models"]): Config {
