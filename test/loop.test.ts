@@ -334,6 +334,33 @@ describe("runLoop", { timeout: 5_000 }, () => {
       expect(model.calls[2]!.toolNames).toEqual(["echo"])
     })
 
+    it("writes the summary to memory before the log hides what it summarises, and never an empty one", async () => {
+      let summarisedInLog: boolean | undefined
+      const script = byRole({
+        worker: sequence({ ...call("echo", { text: "big" }, "c1"), usage: { input: 990, output: 11 } } as Reply, text("after")),
+        compaction: () => text("SUMMARY"),
+      })
+      const { input, log } = setup(script, [echoTool()], {
+        usableTokens: 1_000,
+        onCompacted: async () => {
+          summarisedInLog = log.records.some((r) => r.kind === "summary")
+        },
+      })
+      await log.append({ message: user("hi") })
+      await runLoop(input)
+      expect(summarisedInLog).toBe(false)
+
+      const silent: string[] = []
+      const empty = setup(byRole({ worker: sequence({ ...call("echo", { text: "big" }, "c1"), usage: { input: 990, output: 11 } } as Reply, text("after")), compaction: () => text("") }), [echoTool()], {
+        usableTokens: 1_000,
+        onCompacted: async (s) => void silent.push(s),
+      })
+      await empty.log.append({ message: user("hi") })
+      await expect(runLoop(empty.input)).resolves.toEqual({ status: "done", text: "after" })
+      expect(silent).toEqual([])
+      expect(empty.log.records.find((r) => r.kind === "summary")?.message.content).toBe("(The earlier conversation could not be summarised.)")
+    })
+
     it("does not compact when the usage is exactly usableTokens", async () => {
       const { model, input, log, summaries } = compactionSetup({ input: 990, output: 10 })
       await log.append({ message: user("hi, remember OLD-MESSAGE") })

@@ -10,6 +10,7 @@ export const DOOM_LOOP_THRESHOLD = 3
 const COMPACTION_REQUEST =
   "Provide a detailed summary of our conversation above, for continuing it without the earlier messages: what was asked, what was decided and done, what is pending."
 const CONTINUE_AFTER_COMPACTION = "Continue if you have next steps."
+const UNSUMMARISED = "(The earlier conversation could not be summarised.)"
 const MAX_STEPS_REACHED =
   "You have used all the steps allowed for this run. Do not call tools. Respond now with text only: what was done, and what remains."
 
@@ -202,9 +203,11 @@ async function compact(input: LoopInput, limits?: PruneLimits): Promise<void> {
     maxRetries: input.maxRetries,
     abortSignal: input.context.abort,
   })
-  const summary = result.text.trim() || "(The earlier conversation could not be summarised.)"
-  await input.log.append({ message: { role: "assistant", content: summary }, kind: "summary" }, { message: userMessage(CONTINUE_AFTER_COMPACTION) })
-  await input.onCompacted?.(summary)
+  const summary = result.text.trim()
+  // The summary reaches memory before the log hides what it summarises: a crash in between
+  // replays the turn, which compacts again — at worst a summary twice, never none.
+  if (summary) await input.onCompacted?.(summary)
+  await input.log.append({ message: { role: "assistant", content: summary || UNSUMMARISED }, kind: "summary" }, { message: userMessage(CONTINUE_AFTER_COMPACTION) })
 }
 
 function isContextOverflow(error: unknown): boolean {
