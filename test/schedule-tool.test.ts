@@ -36,8 +36,6 @@ describe("schedule parameters", () => {
     [{ type: "recurring", interval: 600, timezone: "Europe/Berlin" }, "timezone is only used with cron"],
     [{ type: "scheduled" }, "scheduled needs runAt"],
     [{ type: "scheduled", runAt: "2026-01-06T09:00:00" }, "Invalid ISO datetime"],
-    [{ type: "scheduled", runAt: "2026-01-05T09:59:59Z" }, "is not in the future"],
-    [{ type: "scheduled", runAt: "2027-01-07T00:00:00Z" }, "more than a year ahead"],
     [{ type: "scheduled", runAt: "2026-01-06T09:00:00Z", interval: 600 }, 'interval is only for type \\"recurring\\"'],
     [{ type: "conditional" }, "conditional needs a condition"],
     [{ type: "conditional", condition: { kind: "event", name: "a b" } }, "letters, digits"],

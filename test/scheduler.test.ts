@@ -358,8 +358,17 @@ describe("create, cancel and list", () => {
     expect(scheduler.list("c1")).toEqual([])
   })
 
-  it("rejects an invalid request", async () => {
+  it("rejects an invalid request, and a runAt that is not ahead or more than a calendar year ahead", async () => {
     await expect(create({ type: "recurring", interval: 30 })).rejects.toThrow(/>=60/)
+    await expect(create({ type: "scheduled", runAt: "2026-01-05T09:59:59Z" })).rejects.toThrow("runAt 2026-01-05T09:59:59Z is not in the future (now: 2026-01-05T10:00:00.000Z)")
+    await expect(create({ type: "scheduled", runAt: "2027-01-05T10:00:01Z" })).rejects.toThrow("runAt 2027-01-05T10:00:01Z is more than a year ahead")
+    await expect(create({ type: "scheduled", runAt: "2027-01-05T10:00:00Z" })).resolves.toMatchObject({ taskId: expect.any(String) })
+  })
+
+  it("returns the same trigger to a call replayed after its runAt has passed", async () => {
+    const { taskId } = await create({ type: "scheduled", runAt: "2026-01-05T10:30:00Z" })
+    await advanceTo("2026-01-05T11:00:00Z")
+    expect(await create({ type: "scheduled", runAt: "2026-01-05T10:30:00Z" })).toEqual({ taskId })
   })
 })
 

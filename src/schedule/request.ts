@@ -3,7 +3,6 @@ import { z } from "zod"
 import type { ToolContext } from "../tool/tool.ts"
 import { Condition } from "./condition.ts"
 
-const YEAR_MS = 366 * 86_400_000
 /** A run later than this is not worth doing any more; it also bounds the catch-up search. */
 const MAX_LATENESS_S = 86_400
 
@@ -57,14 +56,9 @@ export const ScheduleRequest = z
       if ((request.interval === undefined) === (request.cron === undefined)) require("interval", 'recurring needs exactly one of interval (seconds) or cron')
       if (request.timezone !== undefined && request.cron === undefined) require("timezone", "timezone is only used with cron")
     }
-    if (request.type === "scheduled") {
-      if (request.runAt === undefined) require("runAt", "scheduled needs runAt")
-      else {
-        const ahead = Date.parse(request.runAt) - Date.now()
-        if (ahead <= 0) require("runAt", `runAt ${request.runAt} is not in the future (now: ${new Date().toISOString()})`)
-        else if (ahead > YEAR_MS) require("runAt", "runAt is more than a year ahead")
-      }
-    }
+    // Whether runAt is still ahead is checked when the trigger is created (runAtProblem), not
+    // here: a call replayed after a crash must find its trigger even once runAt has passed.
+    if (request.type === "scheduled" && request.runAt === undefined) require("runAt", "scheduled needs runAt")
     if (request.type === "conditional" && request.condition === undefined) require("condition", "conditional needs a condition")
   })
 
@@ -75,6 +69,17 @@ export interface ScheduleService {
   /** Validates `request.target` (a conversation the caller's user may post to), then creates the
    *  trigger, idempotent by `${ctx.sessionId}:${ctx.callId}`. */
   schedule(ctx: ToolContext, request: ScheduleRequest): Promise<{ taskId: string }>
+}
+
+/** Why a new one-shot trigger cannot run at `runAt`: it is not in the future, or more than a
+ *  (calendar) year ahead. */
+export function runAtProblem(runAt: string, now = new Date()): string | undefined {
+  const at = Date.parse(runAt)
+  if (at <= now.getTime()) return `runAt ${runAt} is not in the future (now: ${now.toISOString()})`
+  const yearAhead = new Date(now)
+  yearAhead.setUTCFullYear(yearAhead.getUTCFullYear() + 1)
+  if (at > yearAhead.getTime()) return `runAt ${runAt} is more than a year ahead`
+  return undefined
 }
 
 function isTimeZone(name: string): boolean {

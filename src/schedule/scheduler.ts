@@ -7,7 +7,8 @@ import { cronCadence, intervalCadence, onceCadence, type Cadence } from "./caden
 import { evaluateCondition, type Condition, type ConditionFacts } from "./condition.ts"
 import { RaisedEvents } from "./events.ts"
 import { firingKey, triggerKey, type FiringRecord, type TriggerRecord } from "./records.ts"
-import { ScheduleRequest } from "./request.ts"
+import { runAtProblem, ScheduleRequest } from "./request.ts"
+import { ToolError } from "../tool/tool.ts"
 import { timerAt } from "./timer.ts"
 import { ConditionWatch } from "./watch.ts"
 
@@ -133,6 +134,8 @@ export class Scheduler {
     return this.serial(async () => {
       const known = this.byOrigin.get(where.origin)
       if (known) return { taskId: known }
+      const late = valid.runAt === undefined ? undefined : runAtProblem(valid.runAt)
+      if (late) throw new ToolError(late)
       const now = new Date().toISOString()
       const trigger: TriggerRecord = {
         id: newId(),
