@@ -46,6 +46,11 @@ export class ConsoleChannel implements Channel {
     this.print(`steward: ${message.text}`)
   }
 
+  /** Printing does not refuse a message: whatever went wrong may go right on a retry. */
+  isPermanent(_error: unknown): boolean {
+    return false
+  }
+
   progress(_conversation: string, update: ProgressUpdate): void {
     const last = update.tools.at(-1)
     if (update.state === "running" && last) this.print(`  … ${update.agent}: ${last.title ?? last.tool} (${last.status})`)

@@ -1,7 +1,7 @@
 import type { AddressInfo } from "node:net"
 import { App, SocketModeReceiver, webApi, type BlockAction, type ButtonAction, type Logger as BoltLogger } from "@slack/bolt"
 import type { Logger } from "pino"
-import type { Channel, ChannelHandlers, InboundMessage, OutgoingMessage, ProgressUpdate } from "../../src/channel/channel.ts"
+import { UndeliverableMessage, type Channel, type ChannelHandlers, type InboundMessage, type OutgoingMessage, type ProgressUpdate } from "../../src/channel/channel.ts"
 import type { Config } from "../../src/config/config.ts"
 import { section, withButtons, type Block } from "./blocks.ts"
 import { messageIdOf, messageRefOf, placeOf } from "./conversation.ts"
@@ -27,6 +27,12 @@ export interface SlackChannelOptions {
 /** A few quick retries in place; a platform that stays down is the outbox's to retry, with backoff. */
 const RETRY_CONFIG: webApi.RetryOptions = { retries: 3, factor: 2, minTimeout: 1000, maxTimeout: 10_000 }
 const EVENTS_PATH = "/slack/events"
+/** Platform errors (`{ok: false, error}`) that mean "not now" rather than "never": every other
+ *  one (channel_not_found, not_in_channel, is_archived, invalid_blocks, msg_too_long,
+ *  account_inactive, invalid_auth…) says the request itself is refused. team_added_to_org: the
+ *  workspace is migrating to an Enterprise Grid and calls fail "intermittently until the
+ *  transition is complete" (Slack's words). */
+const TRANSIENT_PLATFORM_ERRORS = new Set(["ratelimited", "internal_error", "fatal_error", "service_unavailable", "request_timeout", "team_added_to_org"])
 /** Leaves room for the ellipsis that says an edit's text was cut to one message. */
 const EDIT_LIMIT = SLACK_LIMIT - 2
 
@@ -97,7 +103,7 @@ export class SlackChannel implements Channel {
   async send(conversation: string, message: OutgoingMessage): Promise<{ messageId: string }> {
     const place = placeOf(conversation)
     const parts = renderSlack(message.text)
-    if (parts.length === 0) throw new Error("nothing to send: the message is empty")
+    if (parts.length === 0) throw new UndeliverableMessage("nothing to send: the message is empty")
     // The outbox retries a conversation's failed message before it sends the next one, so a
     // partial send of this same message is the one being retried: the parts that got out are skipped.
     const key = JSON.stringify(message)
@@ -125,6 +131,14 @@ export class SlackChannel implements Channel {
     // Without `blocks` Slack would keep the old ones, buttons included: the new text replaces them.
     const blocks: Block[] = [section(text)]
     await this.web.chat.update({ channel, ts, text, blocks })
+  }
+
+  /** A platform error Slack will give again (see TRANSIENT_PLATFORM_ERRORS); request and HTTP
+   *  errors (network, 5xx) and rate limits the client gave up waiting out are transient. */
+  isPermanent(error: unknown): boolean {
+    if (!(error instanceof Error) || (error as Partial<webApi.WebAPIPlatformError>).code !== webApi.ErrorCode.PlatformError) return false
+    const code = (error as webApi.WebAPIPlatformError).data?.error
+    return typeof code === "string" && !TRANSIENT_PLATFORM_ERRORS.has(code)
   }
 
   progress(conversation: string, update: ProgressUpdate): void {

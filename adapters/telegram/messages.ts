@@ -1,6 +1,6 @@
 import { GrammyError, type Api } from "grammy"
 import type { InlineKeyboardMarkup } from "grammy/types"
-import type { Button } from "../../src/channel/channel.ts"
+import { UndeliverableMessage, type Button } from "../../src/channel/channel.ts"
 import { renderTelegram, TELEGRAM_LIMIT, type Chunk } from "./render.ts"
 
 /** Telegram's bound on `callback_data`. */
@@ -15,11 +15,17 @@ export const isNotModified = (error: unknown) => refusedBecause(error, /message 
 /** The user deleted the message: there is nothing left to edit, now or on a retry. */
 export const isMessageGone = (error: unknown) => refusedBecause(error, /message to edit not found/i)
 
+/** Telegram refused the request itself — 400 Bad Request ("chat not found", "message is too
+ *  long"…), 403 Forbidden ("bot was blocked by the user"…) — and refuses it again if it is sent
+ *  again. 429 and 5xx are retried by auto-retry and then by the outbox; 401/404 (a wrong token)
+ *  and 409 are a deployment's to fix, so those messages wait for it rather than being dropped. */
+export const isPermanentRefusal = (error: unknown) => error instanceof GrammyError && (error.error_code === 400 || error.error_code === 403)
+
 /** One button per row: option labels are sentences as often as words, and rows keep them readable. */
 export function inlineKeyboard(buttons: Button[]): InlineKeyboardMarkup {
   for (const button of buttons) {
     const bytes = Buffer.byteLength(button.id)
-    if (bytes < 1 || bytes > CALLBACK_DATA_LIMIT) throw new Error(`button id must be 1-${CALLBACK_DATA_LIMIT} bytes for Telegram, got ${bytes}: ${button.id}`)
+    if (bytes < 1 || bytes > CALLBACK_DATA_LIMIT) throw new UndeliverableMessage(`button id must be 1-${CALLBACK_DATA_LIMIT} bytes for Telegram, got ${bytes}: ${button.id}`)
   }
   return { inline_keyboard: buttons.map((button) => [{ text: button.label, callback_data: button.id }]) }
 }
@@ -45,7 +51,7 @@ export async function sendChunk(api: Api, chatId: number, chunk: Chunk, replyMar
 /** A message's new text as one chunk: an edit cannot grow into several messages, so a longer text is cut with "…". */
 export function renderSingle(markdown: string): Chunk {
   const [first, ...rest] = renderTelegram(markdown, TELEGRAM_LIMIT - TRUNCATED.length)
-  if (!first) throw new Error("nothing to show: the message is empty")
+  if (!first) throw new UndeliverableMessage("nothing to show: the message is empty")
   return rest.length === 0 ? first : { html: first.html + TRUNCATED, plain: first.plain + TRUNCATED }
 }
 

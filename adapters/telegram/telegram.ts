@@ -3,9 +3,9 @@ import { run, sequentialize, type RunnerHandle } from "@grammyjs/runner"
 import { Bot, type Transformer } from "grammy"
 import type { BotCommand } from "grammy/types"
 import type { Logger } from "pino"
-import type { Channel, ChannelHandlers, CommandInfo, InboundMessage, OutgoingMessage, ProgressUpdate } from "../../src/channel/channel.ts"
+import { UndeliverableMessage, type Channel, type ChannelHandlers, type CommandInfo, type InboundMessage, type OutgoingMessage, type ProgressUpdate } from "../../src/channel/channel.ts"
 import type { Config } from "../../src/config/config.ts"
-import { editChunk, inlineKeyboard, isMessageGone, renderSingle, sendChunk } from "./messages.ts"
+import { editChunk, inlineKeyboard, isMessageGone, isPermanentRefusal, renderSingle, sendChunk } from "./messages.ts"
 import { progressMessages } from "./progress.ts"
 import { renderTelegram } from "./render.ts"
 import { TypingIndicator } from "./typing.ts"
@@ -91,7 +91,7 @@ export class TelegramChannel implements Channel {
   async send(conversation: string, message: OutgoingMessage): Promise<{ messageId: string }> {
     const chatId = chatIdOf(conversation)
     const chunks = renderTelegram(message.text)
-    if (chunks.length === 0) throw new Error("nothing to send: the message is empty")
+    if (chunks.length === 0) throw new UndeliverableMessage("nothing to send: the message is empty")
     const keyboard = message.buttons?.length ? inlineKeyboard(message.buttons) : undefined
     // The outbox retries a conversation's failed message before it sends the next one, so a
     // partial send of this same message is the one being retried: the chunks that got out are skipped.
@@ -112,6 +112,11 @@ export class TelegramChannel implements Channel {
       if (!isMessageGone(error)) throw error
       this.log.warn({ conversation, messageId }, "the message to edit was deleted in the chat")
     })
+  }
+
+  /** A 400 or 403 from Telegram: see isPermanentRefusal. */
+  isPermanent(error: unknown): boolean {
+    return isPermanentRefusal(error)
   }
 
   progress(conversation: string, update: ProgressUpdate): void {

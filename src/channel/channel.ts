@@ -61,11 +61,23 @@ export interface Channel {
   send(conversation: string, message: OutgoingMessage): Promise<{ messageId: string }>
   /** Replaces a sent message's text and removes its buttons (an answered or expired question). */
   edit(conversation: string, messageId: string, message: OutgoingMessage): Promise<void>
+  /** Whether `error`, thrown by send or edit, means the platform refused the request itself and
+   *  will refuse it again however often it is sent (Telegram 400 "chat not found", 403 "bot was
+   *  blocked by the user"; a Slack platform error such as channel_not_found). The outbox fails
+   *  such a message at once; any other error (network, timeout, 429, 5xx, anything unknown) is
+   *  retried with backoff for as long as it takes. Without this method every error is transient. */
+  isPermanent?(error: unknown): boolean
   /** A task's live tool-call summary; the adapter may show and edit a status message. */
   progress?(conversation: string, update: ProgressUpdate): void
   /** Work for this conversation started (true) or everything ended (false): "typing…". */
   activity?(conversation: string, busy: boolean): void
   stop(): Promise<void>
+}
+
+/** Thrown by an adapter for a message it can never post as it is (empty, a button id over the
+ *  platform's limit): permanent for the outbox whatever the channel's `isPermanent` says. */
+export class UndeliverableMessage extends Error {
+  override name = "UndeliverableMessage"
 }
 
 export function channelOf(conversation: string): string {

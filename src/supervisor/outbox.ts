@@ -1,21 +1,39 @@
 import type { Logger } from "pino"
-import { channelOf, type Channel, type OutgoingMessage } from "../channel/channel.ts"
+import { channelOf, UndeliverableMessage, type Channel, type OutgoingMessage } from "../channel/channel.ts"
 import type { OutboxRecord } from "../store/records.ts"
 import { newId, type Store, type StoredRecords } from "../store/store.ts"
 
-/** Backoff for a failed send: 1 s doubling to 5 min; after this many attempts it is given up. */
+/** Backoff after a transient failure (of a send, or of the write that records one): 1 s
+ *  doubling, capped at 5 min. */
 const FIRST_RETRY_MS = 1000
 const MAX_RETRY_MS = 5 * 60_000
-export const MAX_SEND_ATTEMPTS = 10
+const backoffMs = (attempt: number): number => Math.min(MAX_RETRY_MS, FIRST_RETRY_MS * 2 ** Math.min(attempt - 1, 30))
 
 /**
  * Every outbound message is written here before it is sent and marked delivered with the
  * platform's message id. A record that has an id is never sent again; one that has none is
- * sent (again) — after a failure with backoff, after a restart at once.
+ * sent (again) — after a failure with backoff, after a restart at once (or when its backoff
+ * ends).
+ *
+ * Retry policy: a send that failed transiently (network, timeout, 429, 5xx, any error the
+ * channel does not know to be permanent) is retried with backoff capped at 5 minutes, with no
+ * limit on attempts, across restarts: an outage of any length delays replies but loses none.
+ * There is deliberately no attempt bound: a bound is a length of outage after which replies are
+ * dropped. Only a permanent refusal (`Channel.isPermanent`: the platform says the request itself
+ * is wrong, e.g. the chat is gone or the bot was blocked) or an `UndeliverableMessage` fails a
+ * record at once; `onSettled` reports it. The price: a conversation's later messages wait behind
+ * its first unsent one, so an error wrongly taken as transient holds that conversation up (it is
+ * logged on every attempt) until it is fixed.
  *
  * The one window that cannot be closed: the process dies after the platform accepted a
  * message and before its id was written. That message is sent again on restart. The window
- * is kept to one awaited write: nothing else happens between the send and the record.
+ * is kept to one awaited write: nothing else happens between the send and the record. If that
+ * write fails, the record is delivered in memory all the same (this process never sends it
+ * again) and the write is retried until it lands.
+ *
+ * A reply the adapter had to split is one record. While the process lives, a retry of it
+ * resumes after the parts that got out (the adapter remembers their ids in memory); after a
+ * crash or restart in the middle of it, the whole reply is sent again.
  */
 export class Outbox {
   private records = new Map<string, OutboxRecord>()
@@ -24,6 +42,8 @@ export class Outbox {
   private senders = new Map<string, Promise<void>>()
   private again = new Set<string>()
   private timers = new Set<NodeJS.Timeout>()
+  /** Ends the pauses between attempts at a write, so stop() does not wait them out. */
+  private wakers = new Set<() => void>()
   private stopped = false
 
   constructor(
@@ -33,7 +53,8 @@ export class Outbox {
     private readonly onChange: () => void,
   ) {}
 
-  /** Told when a record is delivered or given up (a scheduled report's firing records it). */
+  /** Told when a record is delivered (and that is on record) or refused for good (a scheduled
+   *  report's firing records it; the Supervisor tells the owner about an undelivered report). */
   onSettled: (record: OutboxRecord) => void = () => {}
 
   async load(): Promise<void> {
@@ -85,6 +106,7 @@ export class Outbox {
   async stop(): Promise<void> {
     this.stopped = true
     for (const timer of this.timers) clearTimeout(timer)
+    for (const wake of this.wakers) wake()
     await Promise.allSettled(this.senders.values())
   }
 
@@ -139,16 +161,71 @@ export class Outbox {
       const { messageId } = await this.deliver(channel, record)
       update = { ...record, status: "delivered", messageId, attempts: record.attempts + 1, nextAttemptAt: undefined, error: undefined }
     } catch (error) {
-      const attempts = record.attempts + 1
-      const message = error instanceof Error ? error.message : String(error)
-      const failed = attempts >= MAX_SEND_ATTEMPTS
-      this.log[failed ? "error" : "warn"]({ conversation: record.conversation, outbox: record.id, attempts, err: message }, failed ? "message given up" : "send failed; will retry")
-      const delay = Math.min(MAX_RETRY_MS, FIRST_RETRY_MS * 2 ** (attempts - 1))
-      update = { ...record, attempts, error: message, status: failed ? "failed" : "pending", nextAttemptAt: failed ? undefined : new Date(Date.now() + delay).toISOString() }
+      update = this.afterFailure(channel, record, error)
     }
-    await this.store.save({ outbox: [update] })
+    // In memory first: whatever becomes of the write, this process does not send it again.
     this.track(update)
+    if (!(await this.persist(update))) return
     if (update.status !== "pending") this.onSettled(update)
+  }
+
+  /** A permanent refusal fails the record; anything else schedules the next attempt. */
+  private afterFailure(channel: Channel, record: OutboxRecord, error: unknown): OutboxRecord {
+    const attempts = record.attempts + 1
+    const message = error instanceof Error ? error.message : String(error)
+    const context = { conversation: record.conversation, outbox: record.id, attempts, err: message }
+    if (this.isPermanent(channel, error)) {
+      this.log.error(context, "the platform refused the message for good; it is not retried")
+      return { ...record, attempts, error: message, status: "failed", nextAttemptAt: undefined }
+    }
+    const delay = backoffMs(attempts)
+    this.log.warn({ ...context, retryInMs: delay }, "send failed; will retry")
+    return { ...record, attempts, error: message, status: "pending", nextAttemptAt: new Date(Date.now() + delay).toISOString() }
+  }
+
+  private isPermanent(channel: Channel, error: unknown): boolean {
+    if (error instanceof UndeliverableMessage) return true
+    try {
+      return channel.isPermanent?.(error) === true
+    } catch (classifying) {
+      this.log.error({ err: classifying, channel: channel.name }, "could not classify a send error; taking it as transient")
+      return false
+    }
+  }
+
+  /** Writes a record's new state, retrying a failed write with backoff until it lands; once
+   *  stopping, after one last try it gives up (false). Meanwhile the conversation's sender
+   *  waits: at most one of its messages is ever delivered but not on record. */
+  private async persist(update: OutboxRecord): Promise<boolean> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.store.save({ outbox: [update] })
+        if (attempt > 1) this.log.warn({ outbox: update.id, attempt }, "the message's state is on record after all")
+        return true
+      } catch (error) {
+        const context = { err: error, conversation: update.conversation, outbox: update.id, status: update.status, attempt }
+        if (this.stopped) {
+          const lost = update.status === "delivered" ? "; it was delivered and will be sent again after the restart" : ""
+          this.log.error(context, `could not record the message's state${lost}`)
+          return false
+        }
+        this.log.error(context, "could not record the message's state; retrying (it is not sent again meanwhile)")
+        await this.pause(backoffMs(attempt))
+      }
+    }
+  }
+
+  /** Resolves after `ms`, or at once when the outbox stops. */
+  private pause(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const wake = () => {
+        clearTimeout(timer)
+        this.wakers.delete(wake)
+        resolve()
+      }
+      const timer = setTimeout(wake, ms)
+      this.wakers.add(wake)
+    })
   }
 
   /** An edit goes to the message it edits; when that one never got out, the new text is sent
