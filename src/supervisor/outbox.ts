@@ -99,7 +99,8 @@ export class Outbox {
 
   /** True while a message could still go out without a new event (now or after a backoff). */
   get busy(): boolean {
-    return [...this.records.values()].some((record) => record.status === "pending" && this.channels.has(channelOf(record.conversation)))
+    // A sender under way counts until its record's new state is written and reported.
+    return this.senders.size > 0 || [...this.records.values()].some((record) => record.status === "pending" && this.channels.has(channelOf(record.conversation)))
   }
 
   /** Sends nothing more, and waits for sends under way so their ids are on record. */
