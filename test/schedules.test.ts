@@ -119,6 +119,35 @@ describe("schedules end to end", () => {
     expect(channel.sent[3]!.text).toMatch(/no schedules/)
   })
 
+  it("posts a run's report to its target, and tells the owner when that run failed", async () => {
+    harness = await startHarness(
+      byRole({
+        teller: reportingTeller,
+        planner: plannerCalling("schedule", () => ({ prompt: "check the site", type: "scheduled", runAt: new Date(Date.now() + 1000).toISOString(), target: "test:c2" })),
+        worker: () => ({ error: { status: 400, message: "the worker broke" } }),
+      }),
+    )
+    const { channel } = harness
+    await channel.say("watch the site")
+    await channel.waitForSent(1, "test:c1")
+    const [report] = await channel.waitForSent(1, "test:c2", 8000)
+    expect(report!.text).toBe("report: check the site=failed")
+    const notice = (await channel.waitForSent(2, "test:c1", 5000))[1]!
+    expect(notice.text).toMatch(/^A run of the schedule \S+ \(“check the site”\) failed: the run ended failed\. Its report went to test:c2\.$/)
+  })
+
+  it("lets only an owner send reports to a conversation that is not the user's own", async () => {
+    harness = await startHarness(byRole({ teller: (req) => (afterTool(req) ? { text: "" } : say("hi")) }), { ALLOWED_USERS: "*" })
+    await harness.channel.say("hello", "test:c1", "test:u1")
+    await harness.channel.say("hello", "test:c9", "test:u9")
+    await harness.channel.waitForSent(2)
+    const ctx = (callId: string) => ({ role: "planner" as const, agent: "planner", conversation: "test:c9", user: "test:u9", sessionId: "s9", callId, abort: new AbortController().signal, services: harness!.app.supervisor })
+    const request = (target: string) => ({ prompt: "digest", type: "recurring" as const, interval: 3600, target })
+    await expect(harness.app.supervisor.schedule(ctx("a"), request("test:c1"))).rejects.toThrow('target "test:c1" is not a conversation of yours')
+    await expect(harness.app.supervisor.schedule(ctx("b"), request("test:c404"))).rejects.toThrow("is not a conversation of yours")
+    await expect(harness.app.supervisor.schedule(ctx("c"), request("test:c9"))).resolves.toMatchObject({ taskId: expect.any(String) })
+  })
+
   it("refuses a report target that is not a conversation of a running channel", async () => {
     const planner = recorded(plannerCalling("schedule", () => ({ prompt: "x", type: "recurring", interval: 3600, target: "nowhere:C1" })))
     harness = await startHarness(byRole({ teller: reportingTeller, planner: planner.script }))

@@ -331,6 +331,10 @@ export class Scheduler {
     const ok = status === "completed"
     const ended: FiringRecord | undefined = firing && { ...firing, status: ok ? "ran" : "failed", error: ok ? undefined : (error ?? `the run ended ${status}`) }
     await this.save({ ...trigger, runningFiringId: undefined, runningTaskId: undefined, lastOutcome: ended?.status ?? trigger.lastOutcome }, ended)
+    // The failure is reported where the reports go; an owner whose reports go elsewhere is told too.
+    if (!ok && trigger.target !== undefined && trigger.target !== trigger.conversation) {
+      await this.tell(trigger, `A run of the schedule ${trigger.id} (“${trigger.prompt.slice(0, 80)}”) failed: ${ended?.error ?? `it ended ${status}`}. Its report went to ${trigger.target}.`)
+    }
   }
 
   private updateFiring(firingId: string, change: (firing: FiringRecord) => FiringRecord): Promise<void> {

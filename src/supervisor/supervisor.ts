@@ -500,16 +500,20 @@ export class Supervisor implements Services, SchedulerHost {
 
   async schedule(ctx: ToolContext, request: ScheduleRequest): Promise<{ taskId: string }> {
     if (ctx.role !== "planner") throw new ToolError("Only the Planner creates schedules.")
-    if (request.target !== undefined) this.checkTarget(request.target)
+    if (request.target !== undefined) await this.checkTarget(request.target, ctx.user)
     return this.scheduler.create(request, { conversation: ctx.conversation, user: ctx.user, origin: `${ctx.sessionId}:${ctx.callId}` })
   }
 
-  /** A report target must be a conversation of a channel that runs here. */
-  private checkTarget(target: string): void {
+  /** A report target must be a conversation of a channel that runs here, and one the user may
+   *  post to: an owner anywhere, anyone else only in a conversation of their own. */
+  private async checkTarget(target: string, user: string): Promise<void> {
     const channels = this.deps.outbox.channelNames()
     if (!/^[a-z]+:\S+$/.test(target) || !channels.includes(channelOf(target))) {
       throw new ToolError(`target "${target}" is not a conversation of a running channel: expected <channel>:<id> with channel one of ${channels.join(", ")}`)
     }
+    if (this.access.isOwner(user)) return
+    const owner = this.conversations.get(target)?.user ?? (await this.deps.store.conversation(target))?.user
+    if (owner !== user) throw new ToolError(`target "${target}" is not a conversation of yours; reports can go to this conversation or another of your own`)
   }
 
   /** A firing's run: a worker task of its own in the report's conversation, whose result wakes
