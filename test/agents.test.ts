@@ -3,10 +3,12 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import pino from "pino"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
-import { loadAgents } from "../src/agent/agents.ts"
+import { environment, loadAgents } from "../src/agent/agents.ts"
 import { PROMPTS_DIR, startApp } from "../src/app.ts"
 import { ConfigError, loadConfig } from "../src/config/config.ts"
-import { ListMemory } from "./support/harness.ts"
+import { byRole } from "./fakes/model-server.ts"
+import { ListMemory, startHarness } from "./support/harness.ts"
+import { afterTool, say } from "./support/scripts.ts"
 
 let prompts: string
 let dataDir: string
@@ -56,5 +58,39 @@ describe("worker types", () => {
     const started = startApp(config, pino({ level: "silent" }), [], new ListMemory(), undefined, { promptsDir: prompts })
     await expect(started).rejects.toThrow("ANTHROPIC_API_KEY is not set: expected an Anthropic API key, because prompts/workers/coder.md uses anthropic")
     await expect(started).rejects.toBeInstanceOf(ConfigError)
+  })
+})
+
+describe("environment block", () => {
+  it("tells the model the current time with its zone and offset, the channel, conversation and user", () => {
+    const now = new Date("2026-03-01T08:00:00Z")
+    const block = environment(now, { conversation: "telegram:1001", user: "telegram:1001" })
+    expect(block.split("\n")[0]).toBe("<env>")
+    const iso = /ISO (\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d\d:\d\d)\)/.exec(block)?.[1]
+    expect(Date.parse(iso!)).toBe(now.getTime())
+    expect(block).toContain(`time zone ${Intl.DateTimeFormat().resolvedOptions().timeZone}`)
+    expect(block).toContain("2026")
+    expect(block).toContain("  Channel: telegram\n  Conversation: telegram:1001\n  User: telegram:1001\n</env>")
+  })
+
+  it("is part of every role's system prompt", async () => {
+    const harness = await startHarness(
+      byRole({
+        teller: (req) => (afterTool(req) ? { text: "" } : req.lastUserText.includes("<task-results>") ? say("done") : { toolCalls: [{ name: "delegate", args: { prompt: "p" } }] }),
+        planner: (req) => (afterTool(req) ? { text: "ok" } : { toolCalls: [{ name: "delegate", args: { prompt: "w" } }] }),
+        worker: () => ({ text: "ok" }),
+      }),
+    )
+    try {
+      await harness.channel.say("go")
+      await harness.channel.waitForSent(1)
+      const systems = harness.server.requests.map((r) => [r.role, (r.body.messages[0]?.content as string) ?? ""])
+      for (const role of ["teller", "planner", "worker"]) {
+        const system = systems.find(([r]) => r === role)![1]
+        expect(system).toMatch(/<env>\n {2}Current time: .+\n {2}Channel: test\n {2}Conversation: test:c1\n {2}User: test:u1\n<\/env>/)
+      }
+    } finally {
+      await harness.close()
+    }
   })
 })

@@ -119,6 +119,34 @@ describe("schedules end to end", () => {
     expect(channel.sent[3]!.text).toMatch(/no schedules/)
   })
 
+  it("shows triggers to list_tasks (scope triggers and all) and removes one with cancel_task", async () => {
+    const listings: string[] = []
+    const teller = (req: ChatRequest): Reply => {
+      const [result] = afterTool(req) ? req.lastToolResults : []
+      if (req.lastUserText === "what is scheduled?") {
+        if (!result) return { toolCalls: [{ name: "list_tasks", args: { scope: "triggers" } }, { name: "list_tasks", args: { scope: "all" } }, { name: "list_tasks", args: { scope: "queue" } }] }
+        if (result.toolName === "list_tasks") {
+          listings.push(...req.lastToolResults.map((r) => r.content))
+          return { toolCalls: [{ name: "cancel_task", args: { taskId: JSON.parse(result.content).tasks[0].id } }] }
+        }
+        return result.toolName === "cancel_task" ? say(`cancel: ${result.content}`) : { text: "" }
+      }
+      return reportingTeller(req)
+    }
+    harness = await startHarness(byRole({ teller, planner: plannerCalling("schedule", () => ({ prompt: "daily digest", type: "recurring", interval: 3600 })) }))
+    const { channel } = harness
+    await channel.say("every hour")
+    await channel.waitForSent(1)
+    await harness.app.supervisor.idle()
+    await channel.say("what is scheduled?")
+    expect((await channel.waitForSent(2))[1]!.text).toBe('cancel: {"success":true}')
+    const [triggers, all, queue] = listings.map((l) => JSON.parse(l).tasks as Array<Record<string, unknown>>)
+    expect(triggers).toEqual([expect.objectContaining({ type: "trigger:recurring", prompt: "daily digest", status: "active", nextRunAt: expect.any(String) })])
+    expect(all).toEqual(triggers) // the planning task has ended; "all" lists what is queued, running or scheduled
+    expect(queue).toEqual([])
+    expect(harness.app.supervisor.scheduler.list("test:c1")).toEqual([])
+  })
+
   it("posts a run's report to its target, and tells the owner when that run failed", async () => {
     harness = await startHarness(
       byRole({

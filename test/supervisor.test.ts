@@ -4,6 +4,7 @@ import { join } from "node:path"
 import { afterEach, describe, expect, it } from "vitest"
 import { byRole, contentText, sequence, type ChatRequest, type Reply } from "./fakes/model-server.ts"
 import { startHarness, type Harness } from "./support/harness.ts"
+import { waitFor } from "./support/wait-for.ts"
 
 let harness: Harness | undefined
 afterEach(async () => {
@@ -185,6 +186,50 @@ describe("Supervisor", () => {
     expect(order).toEqual(["high-1", "high-2", "mid", "low"])
   })
 
+  it("runs as many worker tasks at once as WORKER_CONCURRENCY allows, and never more", async () => {
+    let running = 0
+    let most = 0
+    const started: Array<() => void> = []
+    harness = await startHarness(
+      byRole({
+        teller: delegatingTeller,
+        planner: dispatching("a", "b", "c", "d", "e"),
+        worker: async () => {
+          most = Math.max(most, ++running)
+          await new Promise<void>((resolve) => started.push(resolve))
+          running--
+          return { text: "ok" }
+        },
+      }),
+      { WORKER_CONCURRENCY: "3" },
+    )
+    await harness.channel.say("go")
+    await waitFor(() => started.length === 3)
+    expect(running).toBe(3)
+    // As each ends, the next starts, never more than three at once.
+    while (started.length > 0) started.shift()!()
+    await waitFor(() => started.length === 2)
+    while (started.length > 0) started.shift()!()
+    await harness.channel.waitForSent(2)
+    expect(most).toBe(3)
+  })
+
+  it("gives a task with timeout null its role's default timeout", async () => {
+    harness = await startHarness(
+      byRole({
+        teller: delegatingTeller,
+        planner: (req) => (!afterTool(req) ? { toolCalls: [{ name: "delegate", args: { prompt: "slow job", timeout: null } }] } : { text: "ok" }),
+        worker: () => ({ hang: true }),
+      }),
+      { WORKER_TIMEOUT: "1" },
+    )
+    await harness.channel.say("go")
+    const sent = await harness.channel.waitForSent(2)
+    expect(sent[1]!.text).toBe('results: status="completed" status="timed_out"')
+    const worker = (await harness.app.store.tasks()).find((t) => t.role === "worker")!
+    expect(worker.error).toMatch(/timed out after 1 s/)
+  })
+
   it("commits a Planner's worker tasks only when it succeeds: all or none", async () => {
     harness = await startHarness(
       byRole({
@@ -347,8 +392,9 @@ describe("Supervisor", () => {
           if (afterTool(req)) {
             if (req.lastToolResults[0]!.toolName === "list_tasks") {
               listed = req.lastToolResults[0]!.content
-              const id = JSON.parse(listed).tasks.find((t: { status: string }) => t.status === "queued").id
-              return { toolCalls: [{ name: "cancel_task", args: { taskId: id } }, { name: "cancel_task", args: { taskId: "nope" } }] }
+              const idOf = (status: string) => JSON.parse(listed).tasks.find((t: { status: string }) => t.status === status).id
+              // The seed's cancel_task stops queued tasks only: a running one is left alone.
+              return { toolCalls: ["queued", "running"].map((status) => ({ name: "cancel_task", args: { taskId: idOf(status) } })).concat({ name: "cancel_task", args: { taskId: "nope" } }) }
             }
             return done
           }
@@ -372,9 +418,8 @@ describe("Supervisor", () => {
       ["first", "running"],
       ["second", "queued"],
     ])
-    const cancelResults = harness.server.requests.flatMap((r) => r.body.messages.filter((m) => m.role === "tool").map((m) => m.content))
-    expect(cancelResults).toContain('{"success":true}')
-    expect(cancelResults).toContain('{"success":false}')
+    const cancelResults = harness.server.requests.at(-1)!.body.messages.filter((m) => m.role === "tool" && String(m.content).includes("success")).map((m) => m.content)
+    expect(cancelResults).toEqual(['{"success":true}', '{"success":false}', '{"success":false}'])
     // The cancelled task is reported like any other ending.
     expect(harness.channel.sent.map((m) => m.text)).toContain('results: status="cancelled"')
     hold.resolve()
