@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest"
-import { evaluateCondition, nextTimeOf, type Condition, type ConditionFacts } from "../src/schedule/condition.ts"
+import { evaluateCondition, nextTimeOf, whyNever, type Condition, type ConditionFacts } from "../src/schedule/condition.ts"
 import type { TaskStatus } from "../src/store/records.ts"
 
 const now = new Date("2026-01-05T10:00:00Z")
@@ -80,5 +80,21 @@ describe("nextTimeOf", () => {
     expect(nextTimeOf(condition, now)).toEqual(new Date("2026-01-05T10:30:00Z"))
     expect(nextTimeOf({ kind: "event", name: "x" }, now)).toBeUndefined()
     expect(nextTimeOf({ kind: "time", at: "2026-01-05T10:00:00Z" }, now)).toBeUndefined()
+  })
+})
+
+describe("whyNever", () => {
+  it("names every task part that cannot hold, nested included, and nothing else", () => {
+    const condition: Condition = {
+      kind: "all",
+      of: [
+        { kind: "task", taskId: "a" },
+        { kind: "any", of: [{ kind: "task", taskId: "b", status: "failed" }, { kind: "task", taskId: "gone" }] },
+        { kind: "task", taskId: "c" },
+        { kind: "event", name: "deploy" },
+      ],
+    }
+    const statuses: Record<string, TaskStatus> = { a: "cancelled", b: "completed", c: "running" }
+    expect(whyNever(condition, (id) => statuses[id])).toBe("task a ended cancelled, not completed; task b ended completed, not failed; task gone does not exist")
   })
 })

@@ -223,13 +223,16 @@ describe("conditional tasks end to end", () => {
     const order: string[] = []
     harness = await startHarness(
       byRole({
-        teller: (req) => (req.lastUserText.includes("can never hold") && !afterTool(req) ? say("the follow-up was cancelled") : reportingTeller(req)),
+        teller: (req) => {
+          const why = /can never hold: (task \S+ ended completed, not failed)/.exec(req.lastUserText)
+          return why && !afterTool(req) ? say(`the follow-up was cancelled: ${why[1]}`) : reportingTeller(req)
+        },
         planner: plannerWithCondition("try the deploy", "roll back", "failed"),
         worker: (req) => (order.push(req.lastUserText), { text: "deployed fine" }),
       }),
     )
     await harness.channel.say("deploy")
-    await harness.channel.waitFor(() => harness!.channel.sent.some((m) => m.text === "the follow-up was cancelled"), "the cancellation report")
+    await harness.channel.waitFor(() => harness!.channel.sent.some((m) => m.text.startsWith("the follow-up was cancelled: task ")), "the cancellation report")
     expect(order).toEqual(["try the deploy"])
   })
 

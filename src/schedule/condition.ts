@@ -61,6 +61,20 @@ export function evaluateCondition(condition: Condition, facts: ConditionFacts, s
   }
 }
 
+/** Why a condition that evaluated to "never" cannot hold: its task parts that cannot. */
+export function whyNever(condition: Condition, taskStatus: ConditionFacts["taskStatus"]): string {
+  const reasons: string[] = []
+  const visit = (part: Condition): void => {
+    if (part.kind === "all" || part.kind === "any") return part.of.forEach(visit)
+    if (part.kind !== "task") return
+    const status = taskStatus(part.taskId)
+    if (taskResult(part.status ?? "completed", status) !== "never") return
+    reasons.push(status === undefined ? `task ${part.taskId} does not exist` : `task ${part.taskId} ended ${status}, not ${part.status ?? "completed"}`)
+  }
+  visit(condition)
+  return reasons.join("; ")
+}
+
 function taskResult(wanted: "completed" | "failed" | "any", status: TaskStatus | undefined): ConditionResult {
   // An unknown task will never end: waiting for it would wait forever.
   if (status === undefined) return "never"

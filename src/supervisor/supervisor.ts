@@ -12,7 +12,7 @@ import { TERMINAL, type InboxEvent, type OutboxRecord, type SessionRecord, type 
 import { newId, type Store, type StoredRecords } from "../store/store.ts"
 import type { DelegateRequest, ListTasksFilter, MemoryService, Services, TaskSummary } from "../tool/services.ts"
 import { Questions, type Answer, type Question } from "../question/questions.ts"
-import type { Condition } from "../schedule/condition.ts"
+import { whyNever, type Condition } from "../schedule/condition.ts"
 import type { FiringRecord, TriggerRecord } from "../schedule/records.ts"
 import type { ScheduleRequest } from "../schedule/request.ts"
 import { Scheduler, type SchedulerHost } from "../schedule/scheduler.ts"
@@ -556,7 +556,8 @@ export class Supervisor implements Services, SchedulerHost {
         this.workerQueue.push(current.id, current.priority)
         this.dispatch()
       } else {
-        this.finish(current, { status: "cancelled", error: "its condition can never hold" }).catch((error) => this.deps.log.error({ err: error, task: task.id }, "could not cancel a conditional task"))
+        const why = whyNever(task.condition as Condition, (id) => this.taskStatus(id))
+        this.finish(current, { status: "cancelled", error: `its condition can never hold: ${why}` }).catch((error) => this.deps.log.error({ err: error, task: task.id }, "could not cancel a conditional task"))
       }
     })
   }
