@@ -55,7 +55,11 @@ export async function startApp(
   const running = supervisor
   running.events.on("progress", (conversation, update) => byName.get(channelOf(conversation))?.progress?.(conversation, update))
   running.events.on("activity", (conversation, busy) => byName.get(channelOf(conversation))?.activity?.(conversation, busy))
-  for (const channel of channels) await channel.start({ onMessage: (message) => running.inbound(message).then(() => {}), commands: running.commands() })
+  const known = (await store.conversations()).map((conversation) => conversation.id)
+  for (const channel of channels) {
+    const conversations = known.filter((id) => channelOf(id) === channel.name)
+    await channel.start({ onMessage: (message) => running.inbound(message).then(() => {}), commands: running.commands(), conversations })
+  }
   const hooks = config.hooks.token ? new HooksServer(config.hooks.token, (name) => running.scheduler.raise(name), log) : undefined
   const hooksPort = await hooks?.start(options.hooksPort ?? config.hooks.port, options.hooksHost)
   return {

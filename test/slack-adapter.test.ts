@@ -35,14 +35,19 @@ function testLogger() {
   return pino({ level: process.env.STEWARD_TEST_LOG ?? "silent" }, pino.destination(2))
 }
 
-async function startSlack({ socket = false, onMessage, options = {} }: { socket?: boolean; onMessage?: (message: InboundMessage) => Promise<void>; options?: SlackChannelOptions } = {}): Promise<Slack> {
+async function startSlack({
+  socket = false,
+  onMessage,
+  options = {},
+  conversations,
+}: { socket?: boolean; onMessage?: (message: InboundMessage) => Promise<void>; options?: SlackChannelOptions; conversations?: string[] } = {}): Promise<Slack> {
   const api = await startSlackApi()
   const config = { botToken: api.botToken, signingSecret: api.signingSecret, appToken: socket ? api.appToken : undefined, port: 3000, apiUrl: api.apiUrl }
   const channel = new SlackChannel(config, testLogger(), { host: "127.0.0.1", port: 0, retryConfig: FAST_RETRIES, progressEditIntervalMs: 50, ...options })
   const received: InboundMessage[] = []
   const slack: Slack = { api, channel, received, sender: new EventSender("", api.signingSecret), dm: `slack:${api.team}:${DM}` }
   running.push(slack)
-  await channel.start({ onMessage: onMessage ?? (async (message) => void received.push(message)), commands: [] })
+  await channel.start({ onMessage: onMessage ?? (async (message) => void received.push(message)), commands: [], conversations })
   slack.sender = new EventSender(`http://127.0.0.1:${channel.httpPort}/slack/events`, api.signingSecret)
   return slack
 }
@@ -84,6 +89,16 @@ describe("Slack adapter over HTTP (real Bolt, fake Web API)", () => {
     await waitFor(() => received.length === 3)
     expect(received[2].conversation).toBe(`slack:${api.team}:${DM}:${root.ts}`)
     expect(received).toHaveLength(3)
+  })
+
+  it("follows the threads of conversations the core already has, as after a restart", async () => {
+    const followed = "1600000000.000100"
+    const { api, sender, received } = await startSlack({ conversations: [`slack:T0TEAM:C0GENERAL:${followed}`, `slack:T0TEAM:${DM}`] })
+    expect(api.team).toBe("T0TEAM")
+    await sender.event(event(api, channelMessageEvent(USER, "C0GENERAL", "in a thread nobody follows", { thread_ts: "1600000000.000001" })))
+    await sender.event(event(api, channelMessageEvent(USER, "C0GENERAL", "back in the old thread", { thread_ts: followed })))
+    await waitFor(() => received.length === 1)
+    expect(received[0]).toMatchObject({ conversation: `slack:T0TEAM:C0GENERAL:${followed}`, text: "back in the old thread" })
   })
 
   it("ignores bots, its own messages, edits and other subtypes", async () => {

@@ -469,6 +469,15 @@ describe("Supervisor", () => {
     await harness.app.supervisor.idle()
   })
 
+  it("tells each channel at start which of its conversations Steward already takes part in", async () => {
+    harness = await startHarness(byRole({ teller: echoTeller }))
+    await harness.channel.say("hello", "test:c1")
+    await harness.channel.say("hello", "test:T1:C1:1700000000.000100", "test:u2")
+    await harness.channel.waitForSent(2)
+    await harness.restart({ graceful: true })
+    expect(harness.channel.conversations.sort()).toEqual(["test:T1:C1:1700000000.000100", "test:c1"])
+  })
+
   it("returns the same task for a delegate call replayed with the same call id", async () => {
     harness = await startHarness(byRole({ teller: delegatingTeller, planner: () => ({ text: "ok" }) }))
     const ctx = ctxFor(harness, "same-call")

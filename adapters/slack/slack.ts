@@ -56,7 +56,8 @@ export class SlackChannel implements Channel {
   private botUserId = ""
   /** Per conversation, the message being handed to the core: a conversation's events go in the order they came. */
   private handing = new Map<string, Promise<void>>()
-  /** Threads in channels Steward takes part in (mentioned there, or replied there), so their messages need no mention. */
+  /** Threads in channels Steward takes part in (mentioned there, or replied there), so their messages need no mention;
+   *  seeded at start with the conversations the core already has, so a restart forgets none. */
   private threads = new Set<string>()
   /** Per conversation, a reply of several parts of which only the first ones got out. */
   private partial = new Map<string, { key: string; ids: { channel: string; ts: string }[] }>()
@@ -82,6 +83,7 @@ export class SlackChannel implements Channel {
   }
 
   async start(handlers: ChannelHandlers): Promise<void> {
+    for (const conversation of handlers.conversations ?? []) this.threads.add(conversation)
     const me = await this.web.auth.test()
     this.botUserId = me.user_id ?? ""
     const logger = boltLogger(this.log)

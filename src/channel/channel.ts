@@ -45,6 +45,9 @@ export interface ChannelHandlers {
   /** Resolves once the core has durably taken the message (or decided to ignore it). */
   onMessage(message: InboundMessage): Promise<void>
   commands: CommandInfo[]
+  /** This channel's conversations Steward already takes part in, so that after a restart an
+   *  adapter still recognises them (a Slack thread it follows needs no new mention). */
+  conversations?: string[]
 }
 
 /**

@@ -66,6 +66,10 @@ export class Store implements HistoryReader {
   outbox(): Promise<OutboxRecord[]> {
     return this.db.scan("outbox/")
   }
+  conversations(): Promise<ConversationRecord[]> {
+    return this.db.scan("conv/")
+  }
+
   conversation(id: string): Promise<ConversationRecord | undefined> {
     return this.db.get(`conv/${enc(id)}`)
   }

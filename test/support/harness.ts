@@ -15,6 +15,7 @@ export class TestChannel implements Channel {
   readonly edits: Array<{ conversation: string; messageId: string; text: string }> = []
   readonly activities: Array<{ conversation: string; busy: boolean }> = []
   commands: ChannelHandlers["commands"] = []
+  conversations: string[] = []
   readonly progressUpdates: Array<{ conversation: string; update: ProgressUpdate }> = []
   /** Set to make the next sends fail (platform down). */
   failures = 0
@@ -24,6 +25,7 @@ export class TestChannel implements Channel {
   async start(handlers: ChannelHandlers): Promise<void> {
     this.onMessage = handlers.onMessage
     this.commands = handlers.commands
+    this.conversations = handlers.conversations ?? []
   }
 
   say(text: string, conversation = "test:c1", user = "test:u1", extra: Partial<InboundMessage> = {}): Promise<void> {
