@@ -57,8 +57,9 @@ export async function startApp(
   running.events.on("activity", (conversation, busy) => byName.get(channelOf(conversation))?.activity?.(conversation, busy))
   const known = (await store.conversations()).map((conversation) => conversation.id)
   for (const channel of channels) {
-    const conversations = known.filter((id) => channelOf(id) === channel.name)
-    await channel.start({ onMessage: (message) => running.inbound(message).then(() => {}), commands: running.commands(), conversations })
+    const ours = (id: string) => channelOf(id) === channel.name
+    const owners = [...config.allowedUsers.users].filter(ours)
+    await channel.start({ onMessage: (message) => running.inbound(message).then(() => {}), commands: running.commands(), conversations: known.filter(ours), owners })
   }
   const hooks = config.hooks.token ? new HooksServer(config.hooks.token, (name) => running.scheduler.raise(name), log) : undefined
   const hooksPort = await hooks?.start(options.hooksPort ?? config.hooks.port, options.hooksHost)

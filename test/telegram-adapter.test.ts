@@ -16,7 +16,9 @@ class RecordingHandlers implements ChannelHandlers {
   readonly commands: CommandInfo[] = [
     { name: "tasks", description: "List queued and running tasks" },
     { name: "Not-Valid", description: "A command Telegram cannot list" },
+    { name: "pairing", description: "Owner only", ownerOnly: true },
   ]
+  readonly owners = [`telegram:${CHAT}`]
   take: (message: InboundMessage) => Promise<void> = async () => {}
 
   onMessage = async (message: InboundMessage): Promise<void> => {
@@ -64,13 +66,15 @@ const requestsOf = (method: string) => api.requests.filter((request) => request.
 const received = (count: number) => api.waitFor(() => (handlers.received.length >= count ? handlers.received : undefined))
 
 describe("Telegram adapter: updates in", () => {
-  it("hands a private text message to the core with its update id, and registers the command menu", async () => {
+  it("hands a private text message to the core with its update id, and registers the command menus", async () => {
     await startChannel()
     const update = textUpdate(CHAT, CHAT, "hello")
     api.pushUpdate(update)
     expect(await received(1)).toEqual([{ conversation: CONVERSATION, user: `telegram:${CHAT}`, text: "hello", eventId: `telegram:${update.update_id}` }])
     // The name Telegram would refuse is left out rather than losing the whole menu.
     expect(api.commands).toEqual([{ command: "tasks", description: "List queued and running tasks" }])
+    // Owner-only commands are in the owner's own chat menu alone.
+    expect([...api.chatCommands]).toEqual([[CHAT, [{ command: "tasks", description: "List queued and running tasks" }, { command: "pairing", description: "Owner only" }]]])
     expect(requestsOf("getUpdates")[0]?.params.allowed_updates).toEqual(["message", "callback_query"])
   })
 

@@ -71,7 +71,7 @@ export class TelegramChannel implements Channel {
   async start(handlers: ChannelHandlers): Promise<void> {
     this.route(handlers)
     await this.bot.init()
-    await this.bot.api.setMyCommands(this.menuOf(handlers.commands)).catch((error: unknown) => this.log.warn({ err: error }, "could not register the command menu"))
+    await this.registerMenus(handlers)
     const { webhookUrl, webhookSecret } = this.config
     if (webhookUrl && webhookSecret) {
       this.webhook = await listenForUpdates(this.bot, { port: this.config.webhookPort, host: this.options.webhookHost, secret: webhookSecret }, this.log)
@@ -156,6 +156,21 @@ export class TelegramChannel implements Channel {
     this.handing.add(handed)
     await handed
     this.handing.delete(handed)
+  }
+
+  /** Everyone's menu leaves out owner-only commands; each owner's private chat gets the full one. */
+  private async registerMenus({ commands, owners = [] }: ChannelHandlers): Promise<void> {
+    const menu = this.menuOf(commands)
+    const everyone = menu.filter((entry) => !commands.find((command) => command.name === entry.command)?.ownerOnly)
+    const register = (entries: BotCommand[], chatId?: number) =>
+      this.bot.api.setMyCommands(entries, chatId === undefined ? undefined : { scope: { type: "chat", chat_id: chatId } }).catch((error: unknown) => this.log.warn({ err: error, chatId }, "could not register the command menu"))
+    await register(everyone)
+    if (everyone.length === menu.length) return
+    // In a private chat the chat id is the user's id.
+    for (const owner of owners) {
+      const chatId = Number(owner.slice(owner.indexOf(":") + 1))
+      if (Number.isSafeInteger(chatId)) await register(menu, chatId)
+    }
   }
 
   private menuOf(commands: CommandInfo[]): BotCommand[] {

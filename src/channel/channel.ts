@@ -39,6 +39,8 @@ export interface ProgressUpdate {
 export interface CommandInfo {
   name: string
   description: string
+  /** Only owners may run it, so a platform's menu shows it to them alone. */
+  ownerOnly?: boolean
 }
 
 export interface ChannelHandlers {
@@ -48,6 +50,8 @@ export interface ChannelHandlers {
   /** This channel's conversations Steward already takes part in, so that after a restart an
    *  adapter still recognises them (a Slack thread it follows needs no new mention). */
   conversations?: string[]
+  /** This channel's owners (`<channel>:<user-id>` from ALLOWED_USERS): they see owner-only commands. */
+  owners?: string[]
 }
 
 /**

@@ -32,7 +32,7 @@ export const BUILT_IN: CommandInfo[] = [
   { name: "tasks", description: "List this conversation's queued and running tasks and schedules" },
   { name: "cancel", description: "Cancel a task or schedule: /cancel <id>" },
   { name: "new", description: "Start a fresh conversation (the old one stays in memory)" },
-  { name: "pairing", description: "Owner only: /pairing approve <code>, /pairing list" },
+  { name: "pairing", description: "Owner only: /pairing approve <code>, /pairing list", ownerOnly: true },
 ]
 
 const FrontMatter = z

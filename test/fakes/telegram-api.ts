@@ -29,7 +29,9 @@ export type TelegramApi = {
   /** The messages currently in the chats: edits replace their message, deletes remove it. */
   sent: Message[]
   callbackAnswers: CallbackAnswer[]
+  /** The menu for everyone (default scope), and per chat (scope chat). */
   commands: BotCommand[]
+  chatCommands: Map<number, BotCommand[]>
   /** What setWebhook set, until deleteWebhook. */
   webhook?: { url: string; secretToken?: string; allowedUpdates?: string[] }
   /** Every call as received, failed ones included. */
@@ -121,6 +123,7 @@ export async function startTelegramApi(options: TelegramApiOptions = {}): Promis
   const sent: Message[] = []
   const callbackAnswers: CallbackAnswer[] = []
   const commands: BotCommand[] = []
+  const chatCommands = new Map<number, BotCommand[]>()
   const requests: { method: string; params: Params }[] = []
   const failures = new Map<string, { failure: Failure; after: number }[]>()
   const pendingQueries = new Set<string>()
@@ -190,7 +193,10 @@ export async function startTelegramApi(options: TelegramApiOptions = {}): Promis
     setmycommands(params) {
       const list = Array.isArray(params.commands) ? (params.commands as BotCommand[]) : []
       if (list.some((command) => !/^[a-z0-9_]{1,32}$/.test(String(command.command)))) throw badRequest("BOT_COMMAND_INVALID")
-      commands.splice(0, commands.length, ...list)
+      const scope = params.scope as { type?: string; chat_id?: number } | undefined
+      if (scope === undefined || scope.type === "default") commands.splice(0, commands.length, ...list)
+      else if (scope.type === "chat" && typeof scope.chat_id === "number") chatCommands.set(scope.chat_id, list)
+      else throw badRequest("BOT_COMMAND_SCOPE_INVALID")
       return true
     },
     sendmessage(params) {
@@ -285,6 +291,7 @@ export async function startTelegramApi(options: TelegramApiOptions = {}): Promis
     sent,
     callbackAnswers,
     commands,
+    chatCommands,
     requests,
     pushUpdate(update) {
       const query = update.callback_query
