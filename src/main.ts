@@ -23,7 +23,12 @@ async function shutdown(code: number): Promise<void> {
   process.exit(code)
 }
 
-const memory = new Memory({ dir: join(config.dataDir, "memory"), scope: config.memoryScope })
+const memory = new Memory({
+  dir: join(config.dataDir, "memory"),
+  scope: config.memoryScope,
+  // A failed background rebuild: the previous index (or the brute-force stand-in) keeps serving.
+  onError: (error) => log.error({ err: error }, "memory: background index rebuild failed"),
+})
 
 /** Slack and Telegram when their tokens are set (both may run in one process); else the console. */
 function channels(): Channel[] {

@@ -10,7 +10,8 @@ export const MAX_CHUNK_TOKENS = 400
 
 export interface ChunkText {
   text: string
-  /** YYYY-MM-DD from a dated heading (`## 2026-11-22`), when the section is under one. */
+  /** YYYY-MM-DD from a dated heading (`## 2026-11-22`), when the section is under one. A daily
+   *  note's name overrides it (see noteDate in notes.ts). */
   date?: string
 }
 

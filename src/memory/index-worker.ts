@@ -1,7 +1,9 @@
 /**
  * Builds the index of one memory folder off the main thread, then answers searches on it
  * until it is replaced. Building reads and tokenises every note, which takes seconds for a
- * large memory; doing it here keeps the main event loop free.
+ * large memory; doing it here keeps the main event loop free. A brute-force worker only reads
+ * and tokenises, then scores every chunk per search: it serves a folder that has no index yet
+ * within a second or so at 10,000 chunks, until the full index built after it replaces it.
  */
 import { getHeapStatistics } from "node:v8"
 import { parentPort, workerData } from "node:worker_threads"
@@ -12,6 +14,8 @@ import { terms } from "./text.ts"
 
 export interface WorkerInput {
   dir: string
+  /** Skip building the wink index (see ChunkIndex). */
+  bruteForce?: boolean
 }
 
 /** Sent once the index is built: which version of each note it holds. */
@@ -62,9 +66,9 @@ function answer(index: ChunkIndex, request: SearchRequest): SearchReply {
 }
 
 const port = parentPort!
-const { dir } = workerData as WorkerInput
+const { dir, bruteForce } = workerData as WorkerInput
 const notes = await readAll(dir)
-const index = new ChunkIndex(notes.flatMap((note) => note.chunks))
+const index = new ChunkIndex(notes.flatMap((note) => note.chunks), { bruteForce })
 port.on("message", (request: SearchRequest) => {
   let reply: SearchReply
   try {

@@ -5,7 +5,7 @@
  *
  *   <dir>/<folder>/memory.md                          long-term entries, `## YYYY-MM-DD` each
  *   <dir>/<folder>/memory/YYYY-MM-DD-<slug>.md        one note per remember()
- *   <dir>/<folder>/memory/YYYY-MM-DD-conversation-summary.md   compaction summaries
+ *   <dir>/<folder>/memory/YYYY-MM-DD-conversation-summary.md   compaction summaries, `## HH:MM` each
  *
  * Dates are the local calendar day of this process (set TZ for the users' zone).
  */
@@ -32,6 +32,12 @@ export interface MemoryOptions {
   /** Failures of background rebuilds; the previous index keeps serving meanwhile. */
   onError?: (error: unknown) => void
 }
+
+/**
+ * What the agent loop records when the summarising call returned no text (src/agent/loop.ts
+ * writes this exact string). It says nothing about the conversation, so it is not remembered.
+ */
+export const UNSUMMARISED = "(The earlier conversation could not be summarised.)"
 
 const SHARED_FOLDER = "shared"
 /** Highest numeric suffix tried for same-day notes with the same slug. */
@@ -65,17 +71,32 @@ export class Memory implements MemoryService {
   async remember(user: string, content: string, longTerm: boolean): Promise<{ path: string }> {
     const folder = this.folder(user)
     const now = new Date()
-    const source = longTerm ? await this.appendEntry(folder, LONG_TERM_FILE, `## ${localDay(now)}`, content) : await writeDailyNote(folder, now, content)
+    const heading = `## ${localDay(now)}`
+    const entry = entryText(heading, content)
+    // Only the last entry is compared: the same fact remembered again on another day is a new entry.
+    const source = longTerm
+      ? await this.appendEntry(folder, LONG_TERM_FILE, heading, content, (existing) => existing.endsWith(entry))
+      : await writeDailyNote(folder, now, content)
     this.scopes.get(folder)?.index.noteChanged(source)
     return { path: source }
   }
 
-  /** Appends a compacted conversation's summary to the user's daily summary note. */
+  /**
+   * Appends a compacted conversation's summary to the user's daily summary note. Idempotent by
+   * content: a summary already recorded today or yesterday (a turn replayed after a crash,
+   * perhaps across midnight) is not written again. Empty and placeholder summaries are skipped.
+   */
   async recordCompaction(user: string, summary: string): Promise<void> {
-    if (summary.trim() === "") return
+    const body = summary.trim()
+    if (body === "" || body === UNSUMMARISED) return
     const folder = this.folder(user)
     const now = new Date()
-    const source = await this.appendEntry(folder, `${DAILY_FOLDER}/${localDay(now)}-conversation-summary.md`, `## ${localTime(now)}`, summary)
+    const yesterday = new Date(now.getFullYear(), now.getMonth(), now.getDate() - 1, 12)
+    const earlier = path.join(folder, summaryNote(yesterday))
+    const source = await this.appendEntry(folder, summaryNote(now), `## ${localTime(now)}`, body, async (existing) => {
+      if (hasSummary(existing, body)) return true
+      return hasSummary(await readIfAny(earlier), body)
+    })
     this.scopes.get(folder)?.index.noteChanged(source)
   }
 
@@ -119,20 +140,19 @@ export class Memory implements MemoryService {
     return index
   }
 
-  /** Appends `heading` + `body` to a note, one append at a time per file so the replay check holds. */
-  private async appendEntry(folder: string, source: string, heading: string, body: string): Promise<string> {
+  /**
+   * Appends `heading` + `body` to a note unless `written(existing text)` says the entry is
+   * already there; one append at a time per file, so that check holds.
+   */
+  private async appendEntry(folder: string, source: string, heading: string, body: string, written: (existing: string) => boolean | Promise<boolean>): Promise<string> {
     const file = path.join(folder, source)
-    const entry = `${heading}\n\n${body.trim()}\n`
     await this.locked(file, async () => {
       await mkdir(path.dirname(file), { recursive: true })
-      const existing = await readFile(file, "utf8").catch((error: NodeJS.ErrnoException) => {
-        if (error.code === "ENOENT") return ""
-        throw error
-      })
-      if (existing.endsWith(entry)) return
+      const existing = await readIfAny(file)
+      if (await written(existing)) return
       // A blank line before the heading, also after a hand-edited file that lacks a final newline.
       const separator = existing === "" || existing.endsWith("\n\n") ? "" : existing.endsWith("\n") ? "\n" : "\n\n"
-      await appendFile(file, separator + entry)
+      await appendFile(file, separator + entryText(heading, body))
     })
     return source
   }
@@ -148,6 +168,34 @@ export class Memory implements MemoryService {
       if (this.locks.get(key) === settled) this.locks.delete(key)
     }
   }
+}
+
+function entryText(heading: string, body: string): string {
+  return `${heading}\n\n${body.trim()}\n`
+}
+
+function summaryNote(day: Date): string {
+  return `${DAILY_FOLDER}/${localDay(day)}-conversation-summary.md`
+}
+
+const TIME_HEADING = /(?:^|\n)## \d\d:\d\d$/
+
+/** True when `text` (a summary note) has an entry `## HH:MM` whose whole body is `body`. */
+function hasSummary(text: string, body: string): boolean {
+  const needle = `\n\n${body}\n`
+  for (let at = text.indexOf(needle); at !== -1; at = text.indexOf(needle, at + 1)) {
+    const end = at + needle.length
+    const endsEntry = end === text.length || text.startsWith("\n", end)
+    if (endsEntry && TIME_HEADING.test(text.slice(Math.max(0, at - 9), at))) return true
+  }
+  return false
+}
+
+async function readIfAny(file: string): Promise<string> {
+  return readFile(file, "utf8").catch((error: NodeJS.ErrnoException) => {
+    if (error.code === "ENOENT") return ""
+    throw error
+  })
 }
 
 /** Creates memory/YYYY-MM-DD-<slug>[-N].md with `wx`, so concurrent writers never overwrite each other. */

@@ -66,11 +66,20 @@ export async function readNote(dir: string, source: string): Promise<Note | unde
   if (!stamp) return undefined
   const markdown = await readFile(path.join(dir, source), "utf8").catch(ifMissing(undefined))
   if (markdown === undefined) return undefined
-  // Undated sections take the day in the daily note's name, else the file's modification day.
-  const named = DAILY_NAME.exec(path.basename(source))?.[1]
-  const fallback = named && isCalendarDay(named) ? named : localDay(new Date(stamp.mtimeMs))
-  const chunks = chunkMarkdown(markdown).map((chunk) => ({ source, date: chunk.date ?? fallback, text: chunk.text }))
+  const chunks = chunkMarkdown(markdown).map((chunk) => ({ source, date: noteDate(source, chunk.date, stamp), text: chunk.text }))
   return { source, stamp, chunks }
+}
+
+/**
+ * The date a chunk is filtered by. A daily note (`YYYY-MM-DD-…md`) is dated by its name, whatever
+ * headings it contains: a `## 2025-07-07` inside `2025-01-01-trip.md` is text, not its date.
+ * Elsewhere (memory.md, notes added by hand) a section under a dated heading takes that heading's
+ * day, and an undated one the file's modification day.
+ */
+function noteDate(source: string, heading: string | undefined, stamp: Stamp): string {
+  const named = DAILY_NAME.exec(path.basename(source))?.[1]
+  if (named && isCalendarDay(named)) return named
+  return heading ?? localDay(new Date(stamp.mtimeMs))
 }
 
 function ifMissing<T>(value: T): (error: NodeJS.ErrnoException) => T {

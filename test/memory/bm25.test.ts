@@ -48,6 +48,19 @@ describe("ChunkIndex", () => {
     }
   })
 
+  it("ranks, counts and filters the same by brute force (the stand-in while wink builds)", () => {
+    const brute = new ChunkIndex(chunks, { bruteForce: true })
+    const filter = { after: "2026-01-05", before: "2026-01-20", exclude: new Set([chunks[5]!.source]) }
+    for (const query of QUERIES) {
+      const queryTerms = terms(query)
+      for (const f of [{}, filter]) {
+        const ours = brute.search(queryTerms, f, 10)
+        expect(ours.map((hit) => hit.score), query).toEqual(index.search(queryTerms, f, 10).map((hit) => expect.closeTo(hit.score, 3)))
+      }
+      expect(brute.stats(queryTerms)).toEqual(index.stats(queryTerms))
+    }
+  })
+
   it("filters by inclusive date bounds and excluded sources", () => {
     const hits = index.search(terms("alpha"), { after: "2026-01-10", before: "2026-01-12", exclude: new Set([chunks[10]!.source]) }, 50)
     expect(hits.length).toBeGreaterThan(0)

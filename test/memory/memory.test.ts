@@ -1,9 +1,10 @@
 import { appendFile, mkdir, mkdtemp, readdir, readFile, rm, unlink, writeFile } from "node:fs/promises"
+import { readFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest"
 import { localDay } from "../../src/memory/dates.ts"
-import { Memory, type MemoryOptions } from "../../src/memory/memory.ts"
+import { Memory, UNSUMMARISED, type MemoryOptions } from "../../src/memory/memory.ts"
 import type { IndexInfo } from "../../src/memory/scope.ts"
 import { MAX_SNIPPET } from "../../src/memory/snippet.ts"
 import type { MemoryHit } from "../../src/tool/services.ts"
@@ -118,6 +119,47 @@ describe("recordCompaction", () => {
   })
 })
 
+describe("recordCompaction, replayed", () => {
+  afterEach(() => {
+    vi.useRealTimers()
+  })
+  const at = (time: Date) => vi.setSystemTime(time)
+  const summaryOf = (day: string) => readFile(join(folderOf(A), `memory/${day}-conversation-summary.md`), "utf8").catch(() => undefined)
+
+  it("keeps one entry per summary: written again minutes later, after another one, or after midnight", async () => {
+    vi.useFakeTimers({ toFake: ["Date"] })
+    open()
+    const lisbon = "We chose Lisbon.\n\n## Open\n\nBook flights."
+    at(new Date(2026, 2, 10, 23, 57))
+    await memory.recordCompaction(A, lisbon)
+    at(new Date(2026, 2, 10, 23, 58))
+    await memory.recordCompaction(A, `${lisbon}\n`)
+    await memory.recordCompaction(A, "Hotel near Alfama.")
+    at(new Date(2026, 2, 10, 23, 59))
+    await memory.recordCompaction(A, lisbon)
+    // Text that only ends another entry is an entry of its own.
+    await memory.recordCompaction(A, "Book flights.")
+    at(new Date(2026, 2, 11, 0, 1))
+    await memory.recordCompaction(A, "Hotel near Alfama.")
+    await memory.recordCompaction(A, "Museum on Sunday.")
+    at(new Date(2026, 2, 11, 0, 3))
+    await memory.recordCompaction(A, "Museum on Sunday.")
+    expect(await summaryOf("2026-03-10")).toBe(`## 23:57\n\n${lisbon}\n\n## 23:58\n\nHotel near Alfama.\n\n## 23:59\n\nBook flights.\n`)
+    expect(await summaryOf("2026-03-11")).toBe("## 00:01\n\nMuseum on Sunday.\n")
+  })
+
+  it("writes nothing for an empty summary or the placeholder the agent loop records", async () => {
+    open()
+    await memory.recordCompaction(A, "  \n")
+    await memory.recordCompaction(A, UNSUMMARISED)
+    await memory.recordCompaction(A, `\n${UNSUMMARISED}\n`)
+    expect(await readdir(root)).toEqual([])
+    // The loop writes this exact text; if it changes there, it must change here too (or be imported).
+    const loop = readFileSync(new URL("../../src/agent/loop.ts", import.meta.url), "utf8")
+    expect(loop.includes(JSON.stringify(UNSUMMARISED)) || /\bUNSUMMARISED\b/.test(loop)).toBe(true)
+  })
+})
+
 describe("scopes", () => {
   it("never shows one user's notes to another", async () => {
     open()
@@ -205,6 +247,19 @@ describe("search", () => {
     expect(sources(await search(A, "kayak", { before: new Date(2026, 0, 9), limit: 50 }))).toEqual(["memory/2026-01-09-kayak.md"])
   })
 
+  it("dates a daily note by its name, never by a dated heading inside it; memory.md by its entries", async () => {
+    open()
+    const folder = folderOf(A)
+    await mkdir(join(folder, "memory"), { recursive: true })
+    await writeFile(join(folder, "memory", "2025-01-01-trip.md"), "# Trip\n\nKayak trip planning.\n\n## 2025-07-07\n\nKayak rental booked for the day.\n")
+    await writeFile(join(folder, "memory.md"), "## 2025-07-07\n\nKayak paddles bought\n")
+    const summer = await search(A, "kayak", { after: new Date(2025, 6, 1), limit: 50 })
+    expect(sources(summer)).toEqual(["memory.md"])
+    const newYear = await search(A, "kayak", { before: new Date(2025, 0, 1), limit: 50 })
+    expect(sources(newYear)).toEqual(["memory/2025-01-01-trip.md", "memory/2025-01-01-trip.md"])
+    expect(newYear.map((hit) => hit.content).join()).toContain("rental booked")
+  })
+
   it("returns {source, content, score} best first, content cut around the match", async () => {
     open()
     const filler = (n: number) => Array.from({ length: n }, (_, i) => `filler${i}`).join(" ")
@@ -252,6 +307,33 @@ describe("search", () => {
     expect(sources(hits)).toEqual([path])
   })
 
+  it("answers a cold folder's first search before its index is built, ranked as the index ranks", async () => {
+    const indexed = nextIndexed()
+    open(indexed.options)
+    const folder = join(folderOf(A), "memory")
+    await mkdir(folder, { recursive: true })
+    const words = ["kayak", "paddle", "river", "lake", "tent", "stove", "map", "boots", "rain", "jacket", "snack", "water"]
+    await Promise.all(
+      Array.from({ length: 200 }, (_, n) => {
+        const text = Array.from({ length: 6 + (n % 9) }, (_, i) => words[(n * 7 + i * i * 3) % words.length]).join(" ")
+        return writeFile(join(folder, `2025-05-${String((n % 28) + 1).padStart(2, "0")}-trip-${n}.md`), `## Trip ${n}\n\n${text}\n`)
+      }),
+    )
+    let built = false
+    const building = indexed.next().then((info) => {
+      built = true
+      return info
+    })
+    const query = { after: new Date(2025, 4, 3), before: new Date(2025, 4, 20), limit: 10 }
+    const cold = await search(A, "kayak river jacket", query)
+    expect(built, "answered without waiting for the build").toBe(false)
+    expect(cold).toHaveLength(10)
+    expect((await building).chunks).toBe(200)
+    const warm = await search(A, "kayak river jacket", query)
+    expect(cold.map((hit) => hit.score)).toEqual(warm.map((hit) => expect.closeTo(hit.score, 2)))
+    expect(new Set(sources(cold))).toEqual(new Set(sources(warm)))
+  })
+
   it("rebuilds in the background once enough notes changed", async () => {
     const indexed = nextIndexed()
     open({ rebuildThreshold: 2, ...indexed.options })
@@ -276,7 +358,10 @@ describe("search", () => {
       await built
       built = indexed.next()
       vi.advanceTimersByTime(60_001)
+      let rebuilt = false
+      void built.then(() => (rebuilt = true))
       expect(await search(A, "umbrella")).toHaveLength(1)
+      expect(rebuilt, "answered without waiting for the build").toBe(false)
       expect((await built).files).toBe(1)
     } finally {
       vi.useRealTimers()
