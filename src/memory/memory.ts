@@ -33,12 +33,6 @@ export interface MemoryOptions {
   onError?: (error: unknown) => void
 }
 
-/**
- * What the agent loop records when the summarising call returned no text (src/agent/loop.ts
- * writes this exact string). It says nothing about the conversation, so it is not remembered.
- */
-export const UNSUMMARISED = "(The earlier conversation could not be summarised.)"
-
 const SHARED_FOLDER = "shared"
 /** Highest numeric suffix tried for same-day notes with the same slug. */
 const MAX_SAME_NAME = 1000
@@ -84,11 +78,12 @@ export class Memory implements MemoryService {
   /**
    * Appends a compacted conversation's summary to the user's daily summary note. Idempotent by
    * content: a summary already recorded today or yesterday (a turn replayed after a crash,
-   * perhaps across midnight) is not written again. Empty and placeholder summaries are skipped.
+   * perhaps across midnight) is not written again. An empty summary is skipped (the agent loop
+   * passes none: a summarising call that returned nothing is not a summary).
    */
   async recordCompaction(user: string, summary: string): Promise<void> {
     const body = summary.trim()
-    if (body === "" || body === UNSUMMARISED) return
+    if (body === "") return
     const folder = this.folder(user)
     const now = new Date()
     const yesterday = new Date(now.getFullYear(), now.getMonth(), now.getDate() - 1, 12)
