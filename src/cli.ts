@@ -1,6 +1,6 @@
 import { resolve } from "node:path"
 import { approvePairing } from "./access/access.ts"
-import { readEnvFile } from "./config/config.ts"
+import { orExit, readEnvFile } from "./config/config.ts"
 import { EVENT_NAME } from "./schedule/condition.ts"
 import { raiseEvent } from "./schedule/events.ts"
 import { Store } from "./store/store.ts"
@@ -15,7 +15,7 @@ const USAGE = `usage: npm run steward -- <command>
   event <name>             raise an event for conditional tasks and schedules`
 
 async function main(args: string[]): Promise<number> {
-  readEnvFile()
+  orExit(readEnvFile)
   const [command, sub, value] = args
   const known = (command === "pairing" && (sub === "list" || (sub === "approve" && value))) || (command === "event" && sub && !value)
   if (!known) {

@@ -4,12 +4,11 @@ import { SlackChannel } from "../adapters/slack/slack.ts"
 import { TelegramChannel } from "../adapters/telegram/telegram.ts"
 import type { Channel } from "./channel/channel.ts"
 import { startApp, type App } from "./app.ts"
-import { ConfigError, configOrExit, readEnvFile } from "./config/config.ts"
+import { ConfigError, configOrExit } from "./config/config.ts"
 import { createLogger } from "./log/log.ts"
 import { Memory } from "./memory/memory.ts"
 
-readEnvFile()
-const config = configOrExit()
+const config = configOrExit(process.env, ".env")
 const log = createLogger(config)
 
 let app: App | undefined

@@ -220,6 +220,18 @@ describe("readEnvFile", () => {
     expect(() => readEnvFile(join(dir, "missing.env"))).not.toThrow()
   })
 
+  it("reports a file it cannot read as a configuration error naming it", () => {
+    const error = (() => {
+      try {
+        readEnvFile(dir) // a folder, not a file
+      } catch (thrown) {
+        return thrown
+      }
+    })()
+    expect(error).toBeInstanceOf(ConfigError)
+    expect((error as Error).message).toMatch(new RegExp(`^${dir}: could not be read: `))
+  })
+
 })
 
 describe("configOrExit", () => {

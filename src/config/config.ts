@@ -272,14 +272,24 @@ export function readEnvFile(path = ".env"): void {
   try {
     process.loadEnvFile(path)
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return
+    throw new ConfigError(path, `${path}: could not be read: ${error instanceof Error ? error.message : String(error)}`)
   }
 }
 
-/** loadConfig for entry points: a configuration mistake is reported in one line, not a stack trace. */
-export function configOrExit(env: NodeJS.ProcessEnv = process.env): Config {
-  try {
+/** For entry points: `.env`, then the configuration; a mistake in either is reported in one
+ *  line, not a stack trace, and exits with code 2. */
+export function configOrExit(env: NodeJS.ProcessEnv = process.env, envFile?: string): Config {
+  return orExit(() => {
+    if (envFile !== undefined) readEnvFile(envFile)
     return loadConfig(env)
+  })
+}
+
+/** Runs `read`; a ConfigError it throws is printed as one line and ends the process with code 2. */
+export function orExit<T>(read: () => T): T {
+  try {
+    return read()
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error
     process.stderr.write(`steward: ${error.message}\n`)
