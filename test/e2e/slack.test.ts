@@ -5,6 +5,7 @@ import pino from "pino"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { SlackChannel } from "../../adapters/slack/slack.ts"
 import { startApp, type App } from "../../src/app.ts"
+import type { InboundMessage } from "../../src/channel/channel.ts"
 import { loadConfig } from "../../src/config/config.ts"
 import { byRole, startModelServer, type ModelServer, type Script } from "../fakes/model-server.ts"
 import { blockActions, dmEvent, eventCallback, EventSender, startSlackApi, type SlackApi, type SlackMessage } from "../fakes/slack-api.ts"
@@ -50,6 +51,73 @@ const env = (extra: Record<string, string> = {}) => ({
 })
 
 const dm = (user: string, channel: string, text: string) => eventCallback(api.team, dmEvent(user, channel, text))
+
+describe("the fake Slack Web API", () => {
+  it("answers blocks that are not JSON as Slack does: HTTP 200 with invalid_blocks_format, nothing posted", async () => {
+    const post = (blocks: string) =>
+      fetch(`${api.apiUrl}chat.postMessage`, {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded", authorization: `Bearer ${api.botToken}` },
+        body: new URLSearchParams({ channel: OWNER_DM, text: "hi", blocks }),
+      })
+    const malformed = await post('[{"type": "section"')
+    expect(malformed.status).toBe(200)
+    expect(await malformed.json()).toEqual({ ok: false, error: "invalid_blocks_format" })
+    expect(await (await post('{"type": "section"}')).json()).toEqual({ ok: false, error: "invalid_blocks_format" })
+    expect(await (await post("[null]")).json()).toEqual({ ok: false, error: "invalid_blocks" })
+    expect(api.messages).toEqual([])
+  })
+})
+
+describe("Slack over HTTP under a burst (real Bolt, the adapter's receiver, fake Web API)", () => {
+  let channel: SlackChannel | undefined
+
+  afterEach(async () => {
+    await channel?.stop()
+    channel = undefined
+  })
+
+  async function startChannel(onMessage: (message: InboundMessage) => Promise<void>): Promise<EventSender> {
+    const config = { botToken: api.botToken, signingSecret: api.signingSecret, port: 3000, apiUrl: api.apiUrl }
+    channel = new SlackChannel(config, pino({ level: "silent" }), { host: "127.0.0.1", port: 0 })
+    await channel.start({ onMessage, commands: [] })
+    return new EventSender(`http://127.0.0.1:${channel.httpPort}/slack/events`, api.signingSecret)
+  }
+
+  it("hands each conversation's events to the core in the order they arrived, across held bursts", async () => {
+    const received: InboundMessage[] = []
+    const sender = await startChannel(async (message) => void received.push(message))
+    // Four conversations at once, each sending its next message when the last was acknowledged:
+    // within a conversation the arrival order is known, and the events span several releases.
+    const conversations = ["D0A", "D0B", "D0C", "D0D"]
+    const PER_CONVERSATION = 30
+    await Promise.all(
+      conversations.map(async (dmChannel) => {
+        for (let n = 0; n < PER_CONVERSATION; n++) expect((await sender.event(dm(OWNER, dmChannel, `${dmChannel} ${n}`))).status).toBe(200)
+      }),
+    )
+    await api.waitFor(() => received.length === conversations.length * PER_CONVERSATION)
+    for (const dmChannel of conversations) {
+      const texts = received.filter((message) => message.conversation === `slack:${api.team}:${dmChannel}`).map((message) => message.text)
+      expect(texts).toEqual(Array.from({ length: PER_CONVERSATION }, (_, n) => `${dmChannel} ${n}`))
+    }
+  })
+
+  it("stops only once every acknowledged event of a burst has been taken by the core", async () => {
+    const taken: string[] = []
+    const sender = await startChannel(async (message) => {
+      await new Promise((resolve) => setTimeout(resolve, 1))
+      taken.push(String(message.eventId))
+    })
+    const bodies = Array.from({ length: 100 }, (_, n) => dm(OWNER, `D0${n}`, `burst ${n}`))
+    const deliveries = await Promise.all(bodies.map((body) => sender.event(body)))
+    expect(deliveries.every((delivery) => delivery.status === 200)).toBe(true)
+    // At once: the burst is still held or being handed over; Slack will not send it again.
+    await channel!.stop()
+    channel = undefined
+    expect(taken.sort()).toEqual(bodies.map((body) => `slack:${body.event_id}`).sort())
+  })
+})
 
 describe("Slack end to end (Steward in process, real Bolt over HTTP, fake Web API, scripted model over HTTP)", () => {
   let app: App | undefined

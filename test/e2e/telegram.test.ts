@@ -8,7 +8,7 @@ import { TelegramChannel } from "../../adapters/telegram/telegram.ts"
 import { startApp, type App } from "../../src/app.ts"
 import { loadConfig } from "../../src/config/config.ts"
 import { byRole, startModelServer, type ModelServer, type Script } from "../fakes/model-server.ts"
-import { callbackUpdate, startTelegramApi, textUpdate, type TelegramApi } from "../fakes/telegram-api.ts"
+import { callbackUpdate, MESSAGE_LIMIT, startTelegramApi, textUpdate, type TelegramApi } from "../fakes/telegram-api.ts"
 import { asking, delegating, hangingOnce, replying, untilWhileRunning, writingWorker } from "../support/e2e.ts"
 import { ListMemory } from "../support/harness.ts"
 import { StewardProcess } from "../support/process.ts"
@@ -116,6 +116,29 @@ describe("Telegram end to end (Steward in process, real grammY, fake Bot API, sc
     expect((await replies(1)).map((message) => message.text)).toEqual(["Rate limits are fine."])
     await steward.supervisor.idle()
     expect(api.requests.filter((request) => request.method === "sendMessage" && request.params.text === "Rate limits are fine.")).toHaveLength(2)
+  })
+
+  it("delivers a 10,000-character reply complete, in order, every message within Telegram's 4096, none sent twice", async () => {
+    // Markup and characters HTML must escape, so the split goes through the real rendering.
+    const paragraphs = Array.from({ length: 90 }, (_, n) => `Paragraph ${n}: **bold** and _italic_, a < b & c > d, ${"word ".repeat(13)}`.trim())
+    const markdown = paragraphs.join("\n\n")
+    expect(markdown.length).toBeGreaterThanOrEqual(10_000)
+    const steward = await start(byRole({ teller: replying(markdown) }))
+    api.pushUpdate(textUpdate(OWNER, OWNER, "tell me everything"))
+    await api.waitFor(() => textsIn(api, OWNER).join("\n\n").includes("Paragraph 89: "))
+    await steward.supervisor.idle()
+    const parts = repliesIn(api, OWNER)
+    expect(parts.length).toBeGreaterThanOrEqual(3)
+    for (const part of parts) expect(part.text!.length).toBeLessThanOrEqual(MESSAGE_LIMIT)
+    const normalize = (text: string) => text.replace(/\s+/g, " ").trim()
+    expect(normalize(parts.map((part) => part.text).join("\n\n"))).toBe(normalize(markdown.replace(/\*\*|_/g, "")))
+    // Rendered as HTML: the bold survives as entities, the escaped characters as text.
+    expect(parts.every((part) => part.entities?.some((entity) => entity.type === "bold"))).toBe(true)
+    // Every sendMessage got through the first time: one request per part, no part repeated.
+    const sends = api.requests.filter((request) => request.method === "sendMessage" && !String(request.params.text).startsWith("⚙️"))
+    expect(sends).toHaveLength(parts.length)
+    expect(new Set(parts.map((part) => part.text)).size).toBe(parts.length)
+    expect(parts.map((part) => part.message_id)).toEqual(parts.map((part) => part.message_id).sort((a, b) => a - b))
   })
 
   describe("ask_user", () => {

@@ -229,21 +229,30 @@ function contentOf(params: Params): { text?: string; blocks?: SlackBlock[] } {
   const text = params.text === undefined ? undefined : String(params.text)
   if (text !== undefined && text.length > MESSAGE_LIMIT) throw new ApiError("msg_too_long")
   if (params.blocks === undefined) return { text }
-  const blocks = (typeof params.blocks === "string" ? JSON.parse(params.blocks) : params.blocks) as SlackBlock[]
+  let blocks: unknown = params.blocks
+  if (typeof blocks === "string") {
+    try {
+      blocks = JSON.parse(blocks)
+    } catch {
+      // As on Slack: a `blocks` field that is not JSON is the caller's mistake, answered with HTTP 200.
+      throw new ApiError("invalid_blocks_format")
+    }
+  }
   if (!Array.isArray(blocks)) throw new ApiError("invalid_blocks_format")
+  if (!blocks.every((block) => typeof block === "object" && block !== null && typeof (block as SlackBlock).type === "string")) throw new ApiError("invalid_blocks")
   const actionIds = new Set<string>()
-  for (const block of blocks) {
+  for (const block of blocks as SlackBlock[]) {
     if (block.type === "section" && (!block.text?.text || block.text.text.length > SECTION_TEXT_LIMIT)) throw new ApiError("invalid_blocks")
     if (block.type !== "actions") continue
-    if (!block.elements?.length || block.elements.length > ACTIONS_LIMIT) throw new ApiError("invalid_blocks")
+    if (!Array.isArray(block.elements) || block.elements.length === 0 || block.elements.length > ACTIONS_LIMIT) throw new ApiError("invalid_blocks")
     for (const element of block.elements) {
-      const label = element.text?.text ?? ""
-      if (element.type !== "button" || element.text?.type !== "plain_text" || !label || label.length > BUTTON_TEXT_LIMIT) throw new ApiError("invalid_blocks")
+      const label = element?.text?.text ?? ""
+      if (!element || element.type !== "button" || element.text?.type !== "plain_text" || !label || label.length > BUTTON_TEXT_LIMIT) throw new ApiError("invalid_blocks")
       if (!element.action_id || actionIds.has(element.action_id)) throw new ApiError("invalid_blocks")
       actionIds.add(element.action_id)
     }
   }
-  return { text, blocks }
+  return { text, blocks: blocks as SlackBlock[] }
 }
 
 function reply(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
