@@ -83,6 +83,17 @@ describe("question deadlines (fake clock)", () => {
     questions.stop()
   })
 
+  it("keeps the outcome of a long question in its closed message, the question cut short", async () => {
+    const questions = await open()
+    const long = `${"Please review this long plan. ".repeat(200)}Go ahead?`
+    await questions.ask(asker("s1:q1"), { question: long, options: ["Yes", "No"], timeout: 60 }, "ask_user")
+    await questions.take({ conversation: "test:c1", user: "test:u1", text: "yes" })
+    const closed = (await store.outbox()).find((r) => r.editOf !== undefined)!
+    expect(closed.text.length).toBeLessThan(1100)
+    expect(closed.text).toMatch(/^Please review this long plan\. .*…\n\nAnswer: Yes$/s)
+    questions.stop()
+  })
+
   it("supersedes an open question by a newer one, resuming the older call with its default", async () => {
     const questions = await open()
     await questions.ask(asker("s1:q1"), colours, "ask_user")

@@ -181,7 +181,7 @@ export class Questions {
     const status = superseded ? "superseded" : answer.source === "user" ? "answered" : "expired"
     const note = superseded ? "(replaced by a newer question)" : outcomeText(answer)
     const closed: QuestionRecord = { ...record, status, ...answer, closedAt: new Date().toISOString() }
-    const edit = this.outbox.prepare(record.conversation, { text: `${record.question}\n\n${note}` }, `question-closed:${record.id}`, record.messageId)
+    const edit = this.outbox.prepare(record.conversation, { text: closedText(record.question, note) }, `question-closed:${record.id}`, record.messageId)
     // ask_user resumes the Teller; a permission question resumes the run waiting in memory
     // (or, after a restart, the task's next run finds the answer when it asks again).
     const event: InboxEvent | undefined =
@@ -197,7 +197,7 @@ export class Questions {
   /** Closes a question nobody waits for any more (its run was aborted, its session replaced). */
   private async close(record: QuestionRecord, note: string): Promise<void> {
     const closed: QuestionRecord = { ...record, status: "closed", closedAt: new Date().toISOString() }
-    const edit = this.outbox.prepare(record.conversation, { text: `${record.question}\n\n${note}` }, `question-closed:${record.id}`, record.messageId)
+    const edit = this.outbox.prepare(record.conversation, { text: closedText(record.question, note) }, `question-closed:${record.id}`, record.messageId)
     await this.store.save({ questions: [closed], outbox: [edit] })
     this.finishClose(closed, edit)
   }
@@ -223,6 +223,15 @@ function buttonsOf(questionId: string, options: string[] | undefined): Button[] 
 function questionText(question: Question): string {
   const fallback = question.default !== undefined ? `_If there is no answer in ${duration(question.timeout)}, I will go with “${question.default}”._` : undefined
   return fallback ? `${question.question}\n\n${fallback}` : question.question
+}
+
+/** Longer questions are cut in their closed message, so the outcome after them is never what a
+ *  platform's length limit cuts off (a split question's buttons are on its last part). */
+const CLOSED_QUESTION_CHARS = 1000
+
+function closedText(question: string, note: string): string {
+  const shown = question.length > CLOSED_QUESTION_CHARS ? `${question.slice(0, CLOSED_QUESTION_CHARS).trimEnd()}…` : question
+  return `${shown}\n\n${note}`
 }
 
 function outcomeText(answer: Answer): string {
