@@ -41,6 +41,17 @@ describe("platform event ids", () => {
     expect(teller.requests.filter((r) => !afterTool(r))).toHaveLength(1)
   })
 
+  it("records an ordinary message and its event id in one write, so no crash can separate them", async () => {
+    harness = await startHarness(byRole({ teller: echo }))
+    const store = harness.app.store
+    const saves: Array<Parameters<typeof store.save>[0]> = []
+    const save = store.save.bind(store)
+    store.save = (records) => (saves.push(records), save(records))
+    await harness.channel.say("hello", "test:c1", "test:u1", { eventId: "test:one-write" })
+    expect(saves.filter((records) => records.seen?.length)).toEqual([expect.objectContaining({ seen: ["test:one-write"], events: [expect.objectContaining({ kind: "user_message", text: "hello" })] })])
+    await harness.channel.waitForSent(1)
+  })
+
   it("drops a duplicate that races the first delivery", async () => {
     harness = await startHarness(byRole({ teller: echo }))
     await Promise.all([1, 2, 3].map(() => harness!.channel.say("hello", "test:c1", "test:u1", { eventId: "test:race" })))

@@ -192,12 +192,18 @@ export class Supervisor implements Services, SchedulerHost {
         await this.access.stranger(message)
         return false
       }
-      // The event id is recorded before acting: at worst a crash in the next instant loses a
-      // message the platform will not resend — but it can never be acted on twice.
-      if (eventId !== undefined) await this.deps.store.save({ seen: [eventId] })
       // A command comes before an open question's answer: /new or /cancel must still work while
       // the Teller waits, or a question could hold the conversation until its deadline.
       const command = message.action === undefined ? parseCommand(message.text, this.fileCommands, new Set(this.deps.agents.workers.keys())) : undefined
+      const forQuestion = message.action !== undefined || this.questions.openIn(message.conversation) !== undefined
+      // The event id is recorded before acting, so nothing is acted on twice. An ordinary
+      // message is recorded in the same write; for a command or an answer, a crash between the
+      // two writes loses that message (the platform will not resend it).
+      if (!command && !forQuestion) {
+        await this.userMessage(message.conversation, message.user, message.text, message.text, eventId)
+        return true
+      }
+      if (eventId !== undefined) await this.deps.store.save({ seen: [eventId] })
       const taken = command ? undefined : await this.questions.take(message)
       if (taken === "stale") this.deps.log.info({ conversation: message.conversation }, "button of a closed question pressed; ignored")
       if (command) await this.command(message, command)
@@ -209,9 +215,9 @@ export class Supervisor implements Services, SchedulerHost {
   }
 
   /** `typed` is what the user wrote (for the history); `text` what the Teller is given. */
-  private async userMessage(conversation: string, user: string, typed: string, text: string): Promise<void> {
+  private async userMessage(conversation: string, user: string, typed: string, text: string, platformEventId?: string): Promise<void> {
     const event: InboxEvent = { id: newId(), conversation, user, kind: "user_message", text, createdAt: now(), attempts: 0 }
-    await this.deps.store.save({ events: [event], history: [{ id: event.id, conversation, role: "user", text: typed }] })
+    await this.deps.store.save({ events: [event], history: [{ id: event.id, conversation, role: "user", text: typed }], seen: platformEventId === undefined ? [] : [platformEventId] })
     this.enqueueEvent(event)
   }
 
