@@ -37,6 +37,10 @@ const backoffMs = (attempt: number): number => Math.min(MAX_RETRY_MS, FIRST_RETR
  */
 export class Outbox {
   private records = new Map<string, OutboxRecord>()
+  /** The records still to send, oldest first: what the senders and `busy` look at, so their
+   *  cost does not grow with every message ever sent. */
+  private pending = new Map<string, OutboxRecord>()
+  private firings = new Set<string>()
   private byOrigin = new Map<string, OutboxRecord>()
   /** One sender per conversation keeps its messages in order. */
   private senders = new Map<string, Promise<void>>()
@@ -59,7 +63,7 @@ export class Outbox {
 
   async load(): Promise<void> {
     for (const record of await this.store.outbox()) this.track(record)
-    for (const record of this.records.values()) if (record.status === "pending") this.kick(record.conversation)
+    for (const record of this.pending.values()) this.kick(record.conversation)
   }
 
   /** Queues a message for `conversation` unless `origin` already produced one. The message is
@@ -88,8 +92,7 @@ export class Outbox {
 
   /** Has a message been queued as this firing's report? */
   hasFiring(firingId: string): boolean {
-    for (const record of this.records.values()) if (record.firingId === firingId) return true
-    return false
+    return this.firings.has(firingId)
   }
 
   /** The channels messages can go to. */
@@ -100,7 +103,7 @@ export class Outbox {
   /** True while a message could still go out without a new event (now or after a backoff). */
   get busy(): boolean {
     // A sender under way counts until its record's new state is written and reported.
-    return this.senders.size > 0 || [...this.records.values()].some((record) => record.status === "pending" && this.channels.has(channelOf(record.conversation)))
+    return this.senders.size > 0 || [...this.pending.values()].some((record) => this.channels.has(channelOf(record.conversation)))
   }
 
   /** Sends nothing more, and waits for sends under way so their ids are on record. */
@@ -114,6 +117,15 @@ export class Outbox {
   private track(record: OutboxRecord): void {
     this.records.set(record.id, record)
     this.byOrigin.set(record.origin, record)
+    if (record.firingId) this.firings.add(record.firingId)
+    // A Map keeps its first insertion order, so pending records stay in creation order.
+    if (record.status === "pending") this.pending.set(record.id, record)
+    else this.pending.delete(record.id)
+  }
+
+  private nextPending(conversation: string): OutboxRecord | undefined {
+    for (const record of this.pending.values()) if (record.conversation === conversation) return record
+    return undefined
   }
 
   private kick(conversation: string): void {
@@ -140,7 +152,7 @@ export class Outbox {
       return
     }
     for (;;) {
-      const next = [...this.records.values()].find((r) => r.conversation === conversation && r.status === "pending")
+      const next = this.nextPending(conversation)
       if (!next || this.stopped) return
       const due = next.nextAttemptAt ? Date.parse(next.nextAttemptAt) - Date.now() : 0
       if (due > 0) {
