@@ -207,6 +207,31 @@ describe("missed runs and restarts", () => {
     ])
   })
 
+  it("tells the owner once about each failed run: reported elsewhere, never started, or lost in a restart", async () => {
+    const elsewhere = await create({ type: "recurring", interval: 600, target: "c2" }, "s1:a")
+    await advanceTo("2026-01-05T10:10:00Z")
+    await scheduler.taskEnded("task-1", "failed")
+    expect(host.notices).toEqual([`A run of the schedule ${elsewhere.taskId} (“check the build”) failed: the run ended failed. Its report went to c2.`])
+
+    await scheduler.cancel(elsewhere.taskId, "c1")
+    host.notices = []
+    const startRun = host.startRun
+    host.startRun = async () => {
+      throw new Error("queue is closed")
+    }
+    await create({ type: "scheduled", runAt: "2026-01-05T10:30:00Z", target: "c2" }, "s1:b")
+    await advanceTo("2026-01-05T10:30:00Z")
+    expect(host.notices).toEqual([expect.stringMatching(/was due, but its run could not be started: queue is closed\.$/)])
+
+    host.notices = []
+    host.startRun = startRun
+    const lost = await create({ type: "scheduled", runAt: "2026-01-05T10:40:00Z" }, "s1:c")
+    await advanceTo("2026-01-05T10:40:00Z")
+    host.statuses.clear() // the run's task is unknown after the restart
+    await downUntil("2026-01-05T10:45:00Z")
+    expect(host.notices).toEqual([`A run of the schedule ${lost.taskId} (“check the build”) failed: its task was lost.`])
+  })
+
   it("starts the run again when Steward stopped between recording a firing and learning its task", async () => {
     const { taskId } = await create({ type: "recurring", interval: 600 })
     await advanceTo("2026-01-05T10:10:00Z")

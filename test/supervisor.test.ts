@@ -4,6 +4,7 @@ import { join } from "node:path"
 import { afterEach, describe, expect, it } from "vitest"
 import { byRole, contentText, sequence, type ChatRequest, type Reply } from "./fakes/model-server.ts"
 import { startHarness, type Harness } from "./support/harness.ts"
+import { recorded } from "./support/scripts.ts"
 import { waitFor } from "./support/wait-for.ts"
 
 let harness: Harness | undefined
@@ -295,6 +296,38 @@ describe("Supervisor", () => {
     expect(report).not.toMatch(/<\/?task|session_id/)
     await harness.app.supervisor.idle()
     expect(harness.channel.sent).toHaveLength(3)
+  })
+
+  it("does not send the results again when the Teller relayed them before its turn failed", async () => {
+    harness = await startHarness(
+      byRole({
+        teller: (req) => {
+          if (!req.lastUserText.includes("<task-results>")) return delegatingTeller(req)
+          return afterTool(req) ? { error: { status: 400, message: "the teller broke after replying" } } : say("relayed: 3 cats")
+        },
+        planner: dispatching("count the cats"),
+        worker: () => ({ text: "There are 3 cats." }),
+      }),
+    )
+    await harness.channel.say("go")
+    await harness.channel.waitForSent(3)
+    await harness.app.supervisor.idle()
+    expect(harness.channel.sent.map((m) => m.text)).toEqual(["you said: go", "relayed: 3 cats", expect.stringMatching(/^Sorry — I could not answer that/)])
+  })
+
+  it("sends the results themselves when it gives up on a turn that keeps crashing on them", async () => {
+    const teller = recorded(echoTeller)
+    harness = await startHarness(byRole({ teller: teller.script }))
+    const report = '<task-results>\n<task id="T1" agent="default" status="completed">\nPrompt: count the cats\nThere are 3 cats.\n<task_metadata>\nsession_id: S1\n</task_metadata>\n</task>\n</task-results>'
+    // Three turns on it were interrupted by crashes; the next start gives up on it.
+    const event = { id: "01KCRASHED0000000000000000", conversation: "test:c1", user: "test:u1", kind: "task_results" as const, text: report, createdAt: new Date().toISOString(), attempts: 3 }
+    await harness.app.store.save({ events: [event] })
+    await harness.restart()
+    const [sent] = await harness.channel.waitForSent(1)
+    expect(sent!.text).toBe("Results of your tasks:\n\n*Task T1* (default): completed\nPrompt: count the cats\nThere are 3 cats.")
+    await harness.app.supervisor.idle()
+    expect(teller.requests).toHaveLength(0)
+    expect(await harness.app.store.events()).toEqual([])
   })
 
   it("abandons a model request that hangs past MODEL_TIMEOUT and retries it, so the turn still answers", async () => {

@@ -318,23 +318,29 @@ export class Scheduler {
     } catch (error) {
       const reason = `its run could not be started: ${errorText(error)}`
       this.log.error({ err: error, trigger: trigger.id, firing: firing.id }, "could not start a trigger's run")
-      await this.runEnded(trigger, "failed", reason)
+      await this.runEnded(trigger, "failed", reason, "told")
       return this.tell(trigger, `The schedule ${trigger.id} (“${trigger.prompt.slice(0, 80)}”) was due, but ${reason}.`)
     }
     await this.save({ ...this.triggers.get(trigger.id)!, runningTaskId: taskId }, { ...firing, taskId })
   }
 
-  /** The trigger's run ended (or could not start): its firing is "ran" or "failed", and the
-   *  trigger may fire again. */
-  private async runEnded(trigger: TriggerRecord, status: TaskStatus, error?: string): Promise<void> {
+  /**
+   * The trigger's run ended (or could not start): its firing is "ran" or "failed", and the
+   * trigger may fire again. A failure reaches the owner one way or another: `reported` — its
+   * task's report goes to the report conversation, and the owner is told besides when that is
+   * another one; `lost` — no report will come, so the owner is told; `told` — the caller did.
+   */
+  private async runEnded(trigger: TriggerRecord, status: TaskStatus, error?: string, failure: "reported" | "lost" | "told" = "reported"): Promise<void> {
     const firing = await this.db.get<FiringRecord>(firingKey(trigger.runningFiringId!))
     const ok = status === "completed"
-    const ended: FiringRecord | undefined = firing && { ...firing, status: ok ? "ran" : "failed", error: ok ? undefined : (error ?? `the run ended ${status}`) }
+    const reason = error ?? `the run ended ${status}`
+    const ended: FiringRecord | undefined = firing && { ...firing, status: ok ? "ran" : "failed", error: ok ? undefined : reason }
     await this.save({ ...trigger, runningFiringId: undefined, runningTaskId: undefined, lastOutcome: ended?.status ?? trigger.lastOutcome }, ended)
-    // The failure is reported where the reports go; an owner whose reports go elsewhere is told too.
-    if (!ok && trigger.target !== undefined && trigger.target !== trigger.conversation) {
-      await this.tell(trigger, `A run of the schedule ${trigger.id} (“${trigger.prompt.slice(0, 80)}”) failed: ${ended?.error ?? `it ended ${status}`}. Its report went to ${trigger.target}.`)
-    }
+    if (ok || failure === "told") return
+    const elsewhere = trigger.target !== undefined && trigger.target !== trigger.conversation
+    if (failure === "reported" && !elsewhere) return
+    const where = failure === "reported" ? ` Its report went to ${trigger.target}.` : ""
+    await this.tell(trigger, `A run of the schedule ${trigger.id} (“${trigger.prompt.slice(0, 80)}”) failed: ${reason}.${where}`)
   }
 
   private updateFiring(firingId: string, change: (firing: FiringRecord) => FiringRecord): Promise<void> {
@@ -366,10 +372,10 @@ export class Scheduler {
     if (!trigger.runningTaskId) {
       const firing = await this.db.get<FiringRecord>(firingKey(trigger.runningFiringId))
       if (firing) return this.startRun(trigger, firing)
-      return this.runEnded(trigger, "failed", "its firing record was lost")
+      return this.runEnded(trigger, "failed", "its firing record was lost", "lost")
     }
     const status = this.host.taskStatus(trigger.runningTaskId)
-    if (status === undefined) await this.runEnded(trigger, "failed", "its task was lost")
+    if (status === undefined) await this.runEnded(trigger, "failed", "its task was lost", "lost")
     else if (TERMINAL.has(status)) await this.runEnded(trigger, status)
   }
 

@@ -354,8 +354,10 @@ export class Supervisor implements Services, SchedulerHost {
     const session = await this.tellerSession(conversation)
     if (attempt.attempts > MAX_TURN_ATTEMPTS) {
       conversation.events.shift()
+      // Results are sent as they are; a message the user can send again.
+      if (attempt.kind === "task_results") await this.relayResults(attempt)
+      else await this.deps.outbox.add(conversation.id, "Sorry — I kept failing while handling your last message, so I stopped. Please send it again.", `giveup:${attempt.id}`)
       await this.deps.store.save({ eventsDone: [attempt.id] })
-      await this.deps.outbox.add(conversation.id, "Sorry — I kept failing while handling your last message, so I stopped. Please send it again.", `giveup:${attempt.id}`)
       return
     }
     const consumed: InboxEvent[] = []
@@ -399,16 +401,20 @@ export class Supervisor implements Services, SchedulerHost {
       // A turn that ends in plain text without calling reply still answers the user.
       await this.deps.outbox.add(conversation.id, outcome.text, `final:${session.records.at(-1)!.id}`, {}, firingId)
     }
-    // Task results are never dropped: when the turn failed, or the Teller posted nothing for a
-    // scheduled run, the results themselves go out.
+    // Task results are never dropped: when the turn failed before the Teller replied, or it
+    // posted nothing for a scheduled run, the results themselves go out.
     for (const event of consumed) {
       if (event.kind !== "task_results") continue
-      const relayed = event.firingId ? this.deps.outbox.hasFiring(event.firingId) : !failed
-      if (relayed) continue
-      const heading = event.firingId ? "Scheduled task report" : "Results of your tasks"
-      await this.deps.outbox.add(conversation.id, `${heading}:\n\n${readableReport(event.text)}`, `report:${event.id}`, {}, event.firingId)
+      const relayed = event.firingId ? this.deps.outbox.hasFiring(event.firingId) : !failed || this.repliedSince(session, turnStart, consumed)
+      if (!relayed) await this.relayResults(event)
     }
     await this.deps.store.save({ eventsDone: consumed.map((event) => event.id) })
+  }
+
+  /** Sends a batch's results to the user as they are, for when the Teller did not relay them. */
+  private async relayResults(event: InboxEvent): Promise<void> {
+    const heading = event.firingId ? "Scheduled task report" : "Results of your tasks"
+    await this.deps.outbox.add(event.conversation, `${heading}:\n\n${readableReport(event.text)}`, `report:${event.id}`, {}, event.firingId)
   }
 
   /** Did the Teller call reply during this turn (including before a crash that replayed it)? */
