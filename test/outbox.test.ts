@@ -322,10 +322,11 @@ describe("adapters' permanent-error classification", () => {
 
   it("Slack: platform errors are permanent except the transient ones; HTTP, request and rate-limit errors are not", () => {
     const slack = new SlackChannel(slackConfig, log)
-    for (const code of ["channel_not_found", "not_in_channel", "is_archived", "invalid_blocks", "msg_too_long", "account_inactive", "invalid_auth", "missing_scope"]) {
+    for (const code of ["channel_not_found", "not_in_channel", "is_archived", "invalid_blocks", "msg_too_long"]) {
       expect(slack.isPermanent(slackPlatformError(code)), code).toBe(true)
     }
-    for (const code of ["ratelimited", "internal_error", "fatal_error", "service_unavailable", "request_timeout", "team_added_to_org"]) {
+    // A bad token or a missing scope is the deployment's to fix: replies wait for it.
+    for (const code of ["ratelimited", "internal_error", "fatal_error", "service_unavailable", "request_timeout", "team_added_to_org", "invalid_auth", "not_authed", "account_inactive", "token_revoked", "missing_scope"]) {
       expect(slack.isPermanent(slackPlatformError(code)), code).toBe(false)
     }
     expect(slack.isPermanent(new webApi.WebAPIHTTPError(503, "Service Unavailable", {}, ""))).toBe(false)

@@ -28,11 +28,29 @@ export interface SlackChannelOptions {
 const RETRY_CONFIG: webApi.RetryOptions = { retries: 3, factor: 2, minTimeout: 1000, maxTimeout: 10_000 }
 const EVENTS_PATH = "/slack/events"
 /** Platform errors (`{ok: false, error}`) that mean "not now" rather than "never": every other
- *  one (channel_not_found, not_in_channel, is_archived, invalid_blocks, msg_too_long,
- *  account_inactive, invalid_auth…) says the request itself is refused. team_added_to_org: the
- *  workspace is migrating to an Enterprise Grid and calls fail "intermittently until the
- *  transition is complete" (Slack's words). */
-const TRANSIENT_PLATFORM_ERRORS = new Set(["ratelimited", "internal_error", "fatal_error", "service_unavailable", "request_timeout", "team_added_to_org"])
+ *  one (channel_not_found, not_in_channel, is_archived, invalid_blocks, msg_too_long…) says the
+ *  request itself is refused. team_added_to_org: the workspace is migrating to an Enterprise
+ *  Grid and calls fail "intermittently until the transition is complete" (Slack's words). The
+ *  token and scope errors say the deployment is misconfigured, which its owner fixes: replies
+ *  wait for that instead of being dropped, as with Telegram's 401. */
+const TRANSIENT_PLATFORM_ERRORS = new Set([
+  "ratelimited",
+  "internal_error",
+  "fatal_error",
+  "service_unavailable",
+  "request_timeout",
+  "team_added_to_org",
+  "invalid_auth",
+  "not_authed",
+  "account_inactive",
+  "token_revoked",
+  "token_expired",
+  "missing_scope",
+  "no_permission",
+  "ekm_access_denied",
+  "org_login_required",
+  "team_access_not_granted",
+])
 /** Leaves room for the ellipsis that says an edit's text was cut to one message. */
 const EDIT_LIMIT = SLACK_LIMIT - 2
 
