@@ -144,7 +144,8 @@ const schema = z.object({
   MODEL_CONTEXT_TOKENS: wholeNumber(1000).default(128_000),
   MODEL_OUTPUT_TOKENS: wholeNumber(256).default(32_000),
   MODEL_MAX_RETRIES: wholeNumber(0, 10).default(3),
-  MODEL_TIMEOUT: wholeNumber(1, 3600).default(120),
+  // Node's fetch gives up on its own after 300 s without headers or body data.
+  MODEL_TIMEOUT: wholeNumber(1, 300).default(300),
   PERMISSIONS_FILE: z.string().optional(),
   TELEGRAM_BOT_TOKEN: z.string().optional(),
   TELEGRAM_API_ROOT: httpUrl().optional(),

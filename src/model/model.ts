@@ -16,20 +16,20 @@ interface Providers {
 const cache = new WeakMap<Config, Providers>()
 
 /**
- * fetch with a deadline per request. A provider that never answers would otherwise hold a turn
- * for undici's 300 s, and the AI SDK's own `timeout` spans all retries and is not retried. The
- * timeout is reported as a failed fetch, which the SDK retries with backoff like a network error.
+ * fetch with a deadline per request, response body included. A provider that never answers
+ * would otherwise hold a turn until undici's own 300 s limits, and the AI SDK's `timeout` spans
+ * all retries and is not retried itself. The deadline aborts with an ETIMEDOUT error, which the
+ * SDK retries with backoff like any network error — before the headers and while reading the
+ * body alike. A caller's abort stays an abort.
  */
 export function fetchWithTimeout(timeoutMs: number, base: typeof fetch = fetch): typeof fetch {
-  return async (input, init) => {
-    const deadline = AbortSignal.timeout(timeoutMs)
-    const signal = init?.signal ? AbortSignal.any([init.signal, deadline]) : deadline
-    try {
-      return await base(input, { ...init, signal })
-    } catch (error) {
-      if (!deadline.aborted || init?.signal?.aborted) throw error
-      throw new TypeError("fetch failed", { cause: new Error(`the model did not answer within ${timeoutMs / 1000} s`) })
-    }
+  return (input, init) => {
+    const deadline = new AbortController()
+    const timer = setTimeout(() => deadline.abort(Object.assign(new Error(`the model did not answer within ${timeoutMs / 1000} s`), { code: "ETIMEDOUT" })), timeoutMs)
+    // A deadline after the response was read aborts nothing; it must not keep the process up.
+    timer.unref()
+    const signal = init?.signal ? AbortSignal.any([init.signal, deadline.signal]) : deadline.signal
+    return base(input, { ...init, signal })
   }
 }
 
