@@ -511,6 +511,18 @@ describe("Supervisor", () => {
     expect(harness.channel.conversations.sort()).toEqual(["test:T1:C1:1700000000.000100", "test:c1"])
   })
 
+  it("acts for the author of the message in a conversation several people write in", async () => {
+    harness = await startHarness(
+      byRole({ teller: (req) => (afterTool(req) ? done : req.lastUserText.startsWith("remember") ? { toolCalls: [{ name: "remember", args: { content: req.lastUserText } }] } : say("hi")) }),
+    )
+    await harness.channel.say("hello", "test:thread", "test:u1")
+    await harness.channel.waitForSent(1)
+    await harness.app.supervisor.idle()
+    await harness.channel.say("remember my seat is 12C", "test:thread", "test:u2")
+    await harness.app.supervisor.idle()
+    expect(harness.memory.notes).toEqual([{ user: "test:u2", content: "remember my seat is 12C" }])
+  })
+
   it("returns the same task for a delegate call replayed with the same call id", async () => {
     harness = await startHarness(byRole({ teller: delegatingTeller, planner: () => ({ text: "ok" }) }))
     const ctx = ctxFor(harness, "same-call")

@@ -378,7 +378,9 @@ export class Supervisor implements Services, SchedulerHost {
     let failed = false
     try {
       this.running.set(`turn:${conversation.id}`, controller)
-      outcome = await this.run(this.deps.agents.teller, session, controller.signal, { conversation: conversation.id, user: conversation.user }, takeInput)
+      // The turn acts for whoever wrote the message that started it — in a shared thread not
+      // necessarily the conversation's first user: their memory, their tasks, their rights.
+      outcome = await this.run(this.deps.agents.teller, session, controller.signal, { conversation: conversation.id, user: attempt.user }, takeInput)
     } catch (error) {
       if (this.stopping) {
         // Left pending: the next start replays the turn from the log.
