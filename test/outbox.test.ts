@@ -173,6 +173,24 @@ describe("outbox retry policy and records (real store, fake clock)", () => {
     expect(outbox.busy).toBe(false)
   })
 
+  it("stays busy until what it reports of a settled message (a firing's delivery, a notice) is done", async () => {
+    const outbox = open()
+    let reported!: () => void
+    const reporting = new Promise<void>((resolve) => (reported = resolve))
+    const settled = new Counter()
+    outbox.onSettled = async () => {
+      settled.bump()
+      await reporting
+    }
+    await outbox.load()
+    await outbox.add(C1, "report", "firing-report:f1", {}, "trigger-1/f1")
+    await within(settled.reached(1), "onSettled")
+    expect(outbox.busy).toBe(true)
+    reported()
+    await within(changes.reached(1), "the sender to finish")
+    expect(outbox.busy).toBe(false)
+  })
+
   it("(b) takes an adapter's UndeliverableMessage as permanent even when the channel classifies nothing", async () => {
     const outbox = open()
     const settled = new Counter()
@@ -230,7 +248,7 @@ describe("outbox retry policy and records (real store, fake clock)", () => {
   it("(d) does not send a delivered message again when recording its id failed, and records it once the store works", async () => {
     const outbox = open()
     const settled: OutboxRecord[] = []
-    outbox.onSettled = (record) => settled.push(record)
+    outbox.onSettled = (record) => void settled.push(record)
     const save = store.save.bind(store)
     const failedWrites = new Counter()
     vi.spyOn(store, "save").mockImplementation(async (records) => {

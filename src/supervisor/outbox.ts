@@ -59,7 +59,7 @@ export class Outbox {
 
   /** Told when a record is delivered (and that is on record) or refused for good (a scheduled
    *  report's firing records it; the Supervisor tells the owner about an undelivered report). */
-  onSettled: (record: OutboxRecord) => void = () => {}
+  onSettled: (record: OutboxRecord) => Promise<void> | void = () => {}
 
   async load(): Promise<void> {
     for (const record of await this.store.outbox()) this.track(record)
@@ -179,7 +179,8 @@ export class Outbox {
     // In memory first: whatever becomes of the write, this process does not send it again.
     this.track(update)
     if (!(await this.persist(update))) return
-    if (update.status !== "pending") this.onSettled(update)
+    // Awaited, so the sender (and `busy`) lasts until the report of it is on record too.
+    if (update.status !== "pending") await this.onSettled(update)
   }
 
   /** A permanent refusal fails the record; anything else schedules the next attempt. */

@@ -97,7 +97,7 @@ export class Supervisor implements Services, SchedulerHost {
     this.questions = new Questions(deps.store, deps.outbox, deps.log, (event) => this.enqueueEvent(event))
     this.access = new Access(deps.config.allowedUsers, deps.store, deps.outbox, deps.log)
     this.scheduler = new Scheduler({ db: deps.store.db, host: this, log: deps.log.child({ module: "scheduler" }) })
-    deps.outbox.onSettled = (record) => void this.reportDelivery(record)
+    deps.outbox.onSettled = (record) => this.reportDelivery(record)
     const agentNames = new Set(["teller", "planner", ...deps.agents.workers.keys()])
     this.fileCommands = deps.commandsDir ? loadCommands(deps.commandsDir, agentNames) : []
   }
