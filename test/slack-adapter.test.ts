@@ -1,7 +1,7 @@
 import pino from "pino"
 import { afterEach, describe, expect, it } from "vitest"
 import { SlackChannel, type SlackChannelOptions } from "../adapters/slack/slack.ts"
-import type { InboundMessage } from "../src/channel/channel.ts"
+import type { ChannelState, InboundMessage } from "../src/channel/channel.ts"
 import {
   blockActions,
   channelMessageEvent,
@@ -40,14 +40,15 @@ async function startSlack({
   onMessage,
   options = {},
   conversations,
-}: { socket?: boolean; onMessage?: (message: InboundMessage) => Promise<void>; options?: SlackChannelOptions; conversations?: string[] } = {}): Promise<Slack> {
+  state,
+}: { socket?: boolean; onMessage?: (message: InboundMessage) => Promise<void>; options?: SlackChannelOptions; conversations?: string[]; state?: ChannelState } = {}): Promise<Slack> {
   const api = await startSlackApi()
   const config = { botToken: api.botToken, signingSecret: api.signingSecret, appToken: socket ? api.appToken : undefined, port: 3000, apiUrl: api.apiUrl }
   const channel = new SlackChannel(config, testLogger(), { host: "127.0.0.1", port: 0, retryConfig: FAST_RETRIES, progressEditIntervalMs: 50, ...options })
   const received: InboundMessage[] = []
   const slack: Slack = { api, channel, received, sender: new EventSender("", api.signingSecret), dm: `slack:${api.team}:${DM}` }
   running.push(slack)
-  await channel.start({ onMessage: onMessage ?? (async (message) => void received.push(message)), commands: [], conversations })
+  await channel.start({ onMessage: onMessage ?? (async (message) => void received.push(message)), commands: [], conversations, state })
   slack.sender = new EventSender(`http://127.0.0.1:${channel.httpPort}/slack/events`, api.signingSecret)
   return slack
 }
@@ -99,6 +100,31 @@ describe("Slack adapter over HTTP (real Bolt, fake Web API)", () => {
     await sender.event(event(api, channelMessageEvent(USER, "C0GENERAL", "back in the old thread", { thread_ts: followed })))
     await waitFor(() => received.length === 1)
     expect(received[0]).toMatchObject({ conversation: `slack:T0TEAM:C0GENERAL:${followed}`, text: "back in the old thread" })
+  })
+
+  it("remembers its status messages in the channel state and deletes those left behind at the next start", async () => {
+    const entries = new Map<string, unknown>()
+    const state: ChannelState = {
+      set: async (key, value) => void entries.set(key, value),
+      delete: async (key) => void entries.delete(key),
+      list: async <T,>(prefix: string) => [...entries].filter(([key]) => key.startsWith(prefix)).map(([key, value]) => ({ key, value: value as T })),
+    }
+    const { api, channel, dm } = await startSlack({ state })
+    channel.progress(dm, { taskId: "t1", agent: "default", state: "running", tools: [{ id: "c1", tool: "read_file", status: "running" }] })
+    await waitFor(() => entries.size === 1)
+    const shown = api.messages.find((message) => message.text.startsWith("⚙️"))!
+    await channel.stop() // as if the process ended while the task ran: its status message stays
+
+    const config = { botToken: api.botToken, signingSecret: api.signingSecret, port: 3000, apiUrl: api.apiUrl }
+    const again = new SlackChannel(config, testLogger(), { host: "127.0.0.1", port: 0, retryConfig: FAST_RETRIES })
+    try {
+      await again.start({ onMessage: async () => {}, commands: [], state })
+      expect(api.calls.filter((call) => call.method === "chat.delete").map((call) => call.params.ts)).toEqual([shown.ts])
+      expect(api.messages.some((message) => message.ts === shown.ts)).toBe(false)
+      expect(entries.size).toBe(0)
+    } finally {
+      await again.stop()
+    }
   })
 
   it("ignores bots, its own messages, edits and other subtypes", async () => {

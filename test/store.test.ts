@@ -113,3 +113,22 @@ describe("Store.between", () => {
     expect(texts(await store.between(LONGER, from, to))).toEqual(["longer1"])
   })
 })
+
+describe("Store.channelState", () => {
+  it("keeps each channel's entries apart, lists them by prefix in key order, and keeps them across a reopen", async () => {
+    const telegram = store.channelState("telegram")
+    await telegram.set("status/t2/b", { ref: 2 })
+    await telegram.set("status/t1/a", { ref: 1 })
+    await telegram.set("other/x", 0)
+    await store.channelState("slack").set("status/t9/z", { ref: 9 })
+    expect(await telegram.list("status/")).toEqual([
+      { key: "status/t1/a", value: { ref: 1 } },
+      { key: "status/t2/b", value: { ref: 2 } },
+    ])
+    await telegram.delete("status/t1/a")
+    await store.close()
+    store = await Store.open(dataDir)
+    expect(await store.channelState("telegram").list("status/")).toEqual([{ key: "status/t2/b", value: { ref: 2 } }])
+    expect(await store.channelState("slack").list("")).toEqual([{ key: "status/t9/z", value: { ref: 9 } }])
+  })
+})

@@ -104,6 +104,7 @@ export class SlackChannel implements Channel {
     for (const conversation of handlers.conversations ?? []) this.threads.add(conversation)
     const me = await this.web.auth.test()
     this.botUserId = me.user_id ?? ""
+    await this.progressMessages.restore(handlers.state)
     const logger = boltLogger(this.log)
     const receiver = this.receiverOf(logger)
     // With the bot's ids given, Bolt does not call auth.test again.

@@ -1,5 +1,6 @@
+import { randomUUID } from "node:crypto"
 import type { Logger } from "pino"
-import type { ProgressUpdate } from "../../src/channel/channel.ts"
+import type { ChannelState, ProgressUpdate } from "../../src/channel/channel.ts"
 import type { ToolSummary } from "../../src/store/records.ts"
 
 /** Slack and Telegram both answer 429 to a message edited much faster than about once a second. */
@@ -31,19 +32,26 @@ type Status<Place, Ref> = {
   /** The calls on this message, one after another: post, edits, delete. */
   work: Promise<void>
   ref?: Ref
+  /** Where the posted message is remembered in the channel's state. */
+  key?: string
   shown?: string
   latest: string
   lastEditAt: number
   editTimer?: NodeJS.Timeout
 }
 
+/** Posted status messages in the channel's state: `status/<taskId>/<n>`. */
+const STATE_PREFIX = "status/"
+
 /**
  * One status message per running task: posted on its first update, edited in place as its tool
- * calls change (throttled, the latest text wins), deleted when the task is done. It is a
- * courtesy, so its failures are logged and never reach the core.
+ * calls change (throttled, the latest text wins), deleted when the task is done. Posted messages
+ * are remembered in the channel's durable state, so those a crash or a stop left behind are
+ * deleted at the next start. It is a courtesy, so its failures are logged and never reach the core.
  */
 export class StatusMessages<Place, Ref> {
   private readonly statuses = new Map<string, Status<Place, Ref>>()
+  private state?: ChannelState
 
   constructor(
     private readonly platform: StatusPlatform<Place, Ref>,
@@ -68,7 +76,20 @@ export class StatusMessages<Place, Ref> {
     this.queue(created, this.platform.verbs.post, async () => {
       created.ref = await this.platform.post(place, text)
       created.shown = text
+      if (!this.state) return
+      // A key of its own: a task resumed after a restart posts anew while the old one is cleared.
+      created.key = `${STATE_PREFIX}${update.taskId}/${randomUUID()}`
+      await this.state.set(created.key, { place, ref: created.ref })
     })
+  }
+
+  /** Uses `state` from now on, and deletes the status messages an earlier run left behind. */
+  async restore(state: ChannelState | undefined): Promise<void> {
+    this.state = state
+    for (const { key, value } of (await state?.list<{ place: Place; ref: Ref }>(STATE_PREFIX)) ?? []) {
+      await this.platform.delete(value.place, value.ref).catch((error: unknown) => this.log.warn({ err: error, ...this.platform.describe(value.place) }, "could not delete a status message left from before"))
+      await state!.delete(key)
+    }
   }
 
   stop(): void {
@@ -99,6 +120,7 @@ export class StatusMessages<Place, Ref> {
     this.statuses.delete(taskId)
     this.queue(status, "delete", async () => {
       if (status.ref !== undefined) await this.platform.delete(status.place, status.ref)
+      if (status.key) await this.state?.delete(status.key)
     })
   }
 

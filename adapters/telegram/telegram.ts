@@ -72,6 +72,7 @@ export class TelegramChannel implements Channel {
     this.route(handlers)
     await this.bot.init()
     await this.registerMenus(handlers)
+    await this.progressMessages.restore(handlers.state)
     const { webhookUrl, webhookSecret } = this.config
     if (webhookUrl && webhookSecret) {
       this.webhook = await listenForUpdates(this.bot, { port: this.config.webhookPort, host: this.options.webhookHost, secret: webhookSecret }, this.log)

@@ -43,6 +43,17 @@ export interface CommandInfo {
   ownerOnly?: boolean
 }
 
+/**
+ * A little durable memory the core keeps for a channel, for what an adapter shows that must be
+ * cleaned up even after a crash (the status messages of tasks that were running).
+ */
+export interface ChannelState {
+  set(key: string, value: unknown): Promise<void>
+  delete(key: string): Promise<void>
+  /** The entries whose key starts with `prefix`, in key order. */
+  list<T>(prefix: string): Promise<Array<{ key: string; value: T }>>
+}
+
 export interface ChannelHandlers {
   /** Resolves once the core has durably taken the message (or decided to ignore it). */
   onMessage(message: InboundMessage): Promise<void>
@@ -52,6 +63,7 @@ export interface ChannelHandlers {
   conversations?: string[]
   /** This channel's owners (`<channel>:<user-id>` from ALLOWED_USERS): they see owner-only commands. */
   owners?: string[]
+  state?: ChannelState
 }
 
 /**

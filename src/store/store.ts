@@ -1,4 +1,5 @@
 import { decodeTime, encodeTime, monotonicFactory } from "ulid"
+import type { ChannelState } from "../channel/channel.ts"
 import type { HistoryMessage, HistoryReader } from "../tool/services.ts"
 import { Db } from "./db.ts"
 import type { ConversationRecord, InboxEvent, MessageRecord, OutboxRecord, PairingRecord, QuestionRecord, SessionRecord, TaskRecord } from "./records.ts"
@@ -78,6 +79,16 @@ export class Store implements HistoryReader {
   outbox(): Promise<OutboxRecord[]> {
     return this.db.scan("outbox/")
   }
+  /** A channel adapter's own durable entries, apart from everything else. */
+  channelState(channel: string): ChannelState {
+    const prefix = `chan/${enc(channel)}/`
+    return {
+      set: (key, value) => this.db.write([[prefix + key, { key, value }]]),
+      delete: (key) => this.db.write([[prefix + key, null]]),
+      list: <T>(start: string) => this.db.scan<{ key: string; value: T }>(prefix + start),
+    }
+  }
+
   conversations(): Promise<ConversationRecord[]> {
     return this.db.scan("conv/")
   }

@@ -12,6 +12,8 @@ import { callbackUpdate, MESSAGE_LIMIT, startTelegramApi, textUpdate, type Teleg
 import { asking, delegating, hangingOnce, replying, untilWhileRunning, writingWorker } from "../support/e2e.ts"
 import { ListMemory } from "../support/harness.ts"
 import { StewardProcess } from "../support/process.ts"
+import { afterTool } from "../support/scripts.ts"
+import { Store } from "../../src/store/store.ts"
 
 const OWNER = 1001
 const STRANGER = 9999
@@ -182,6 +184,38 @@ describe("Telegram end to end (the real program)", () => {
     if (steward && steward.child.exitCode === null) await steward.kill()
     steward = undefined
   })
+
+  it("deletes a status message a SIGKILL left behind when it starts again", async () => {
+    let workerCalls = 0
+    const worker: Script = (req) => {
+      workerCalls++
+      if (afterTool(req) && workerCalls > 2) return { text: "Saved notes/after-crash.md" }
+      // First run: a tool call (so a status message is shown), then a hang until the process dies.
+      return workerCalls === 1 ? { toolCalls: [{ name: "write_file", args: { path: "notes/after-crash.md", content: "ok" } }] } : { hang: true }
+    }
+    server = await startModelServer(delegating(worker))
+    steward = StewardProcess.start(env())
+    api.pushUpdate(textUpdate(OWNER, OWNER, "crash test"))
+    await untilWhileRunning(steward, "the hang after the tool call", () => workerCalls === 2)
+    const status = await untilWhileRunning(steward, "the worker's status message", () => api.sent.find((message) => message.text?.startsWith("⚙️ default")))
+    // The message is remembered durably once it is shown; read that from the data folder.
+    const store = await Store.open(dataDir)
+    try {
+      const recorded = async () => (await store.channelState("telegram").list("status/")).length === 1
+      for (const deadline = Date.now() + 10_000; !(await recorded()); await new Promise((resolve) => setTimeout(resolve, 20))) {
+        if (Date.now() > deadline) throw new Error("the status message was never put on record")
+      }
+    } finally {
+      await store.close()
+    }
+    expect(await steward.kill("SIGKILL")).toBe(null)
+
+    steward = StewardProcess.start(env())
+    await untilWhileRunning(steward, "the final reply after the restart", () => textsIn(api, OWNER).includes("Done: Saved notes/after-crash.md"))
+    await untilWhileRunning(steward, "the old status message deleted", () => !api.sent.some((message) => message.message_id === status.message_id))
+    expect(api.sent.filter((message) => message.text?.startsWith("⚙️"))).toEqual([])
+    expect(await steward.kill("SIGTERM")).toBe(0)
+  }, 60_000)
 
   it("survives SIGKILL during a Worker task: after a restart on the same DATA_DIR exactly one final reply arrives", async () => {
     const hanging = hangingOnce()
