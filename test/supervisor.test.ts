@@ -315,6 +315,21 @@ describe("Supervisor", () => {
     expect(harness.channel.sent.map((m) => m.text)).toEqual(["you said: go", "relayed: 3 cats", expect.stringMatching(/^Sorry — I could not answer that/)])
   })
 
+  it("gives up on a message whose turn was interrupted by a crash three times, with an apology", async () => {
+    const teller = recorded(() => ({ hang: true }))
+    harness = await startHarness(byRole({ teller: teller.script }))
+    await harness.channel.say("hello")
+    for (let crash = 1; crash <= 3; crash++) {
+      await harness.server.waitForRequests(crash)
+      await harness.restart()
+    }
+    const [sent] = await harness.channel.waitForSent(1)
+    expect(sent!.text).toBe("Sorry — I kept failing while handling your last message, so I stopped. Please send it again.")
+    await harness.app.supervisor.idle()
+    expect(teller.requests).toHaveLength(3)
+    expect(await harness.app.store.events()).toEqual([])
+  })
+
   it("sends the results themselves when it gives up on a turn that keeps crashing on them", async () => {
     const teller = recorded(echoTeller)
     harness = await startHarness(byRole({ teller: teller.script }))
