@@ -71,6 +71,12 @@ describe("Store.recent", () => {
     expect(await store.recent("slack:T1:C", 10, 0)).toEqual([])
   })
 
+  it("never returns more than asked for, even for a negative count or offset", async () => {
+    await store.save({ history: lines(CHANNEL, [0, 1000, 2000]) })
+    expect(await store.recent(CHANNEL, -1, 0)).toEqual([])
+    expect(texts(await store.recent(CHANNEL, 1, -5))).toEqual(["m3"])
+  })
+
   it("is clamped to 1–200 messages by get_recent_history", async () => {
     await store.save({ history: lines(CHANNEL, Array.from({ length: 230 }, (_, i) => i * 10)) })
     const ctx = { conversation: CHANNEL, services: { history: store } as unknown as Services } as ToolContext

@@ -104,7 +104,8 @@ export class Store implements HistoryReader {
   }
 
   async recent(conversation: string, count: number, offset: number): Promise<HistoryMessage[]> {
-    const lines = await this.db.scan<HistoryLine>(`hist/${enc(conversation)}/`, { desc: true, limit: count, offset })
+    // SQLite reads a negative LIMIT as "no limit": never more than asked for, whatever the caller.
+    const lines = await this.db.scan<HistoryLine>(`hist/${enc(conversation)}/`, { desc: true, limit: Math.max(0, count), offset: Math.max(0, offset) })
     return lines.reverse().map(toMessage)
   }
 

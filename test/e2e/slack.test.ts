@@ -65,6 +65,8 @@ describe("the fake Slack Web API", () => {
     expect(await malformed.json()).toEqual({ ok: false, error: "invalid_blocks_format" })
     expect(await (await post('{"type": "section"}')).json()).toEqual({ ok: false, error: "invalid_blocks_format" })
     expect(await (await post("[null]")).json()).toEqual({ ok: false, error: "invalid_blocks" })
+    const badJson = await fetch(`${api.apiUrl}chat.postMessage`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${api.botToken}` }, body: '{"channel": ' })
+    expect([badJson.status, await badJson.json()]).toEqual([200, { ok: false, error: "invalid_json" }])
     expect(api.messages).toEqual([])
   })
 })

@@ -132,7 +132,14 @@ export async function startSlackApi(options: { team?: string } = {}): Promise<Sl
     const route = /^\/api\/([\w.]+)$/.exec(new URL(req.url ?? "/", "http://127.0.0.1").pathname)
     if (!route) return reply(res, 404, { ok: false, error: "unknown_method" })
     const method = route[1]
-    const params = await bodyOf(req)
+    let params: Params
+    try {
+      params = await bodyOf(req)
+    } catch (error) {
+      // Slack answers a body it cannot parse with HTTP 200 and invalid_json.
+      if (error instanceof SyntaxError) return reply(res, 200, { ok: false, error: "invalid_json" })
+      throw error
+    }
     const token = /^Bearer (.+)$/.exec(req.headers.authorization ?? "")?.[1] ?? (typeof params.token === "string" ? params.token : undefined)
     calls.push({ method, params, token })
     const queued = failures.get(method) ?? []
