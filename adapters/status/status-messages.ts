@@ -40,7 +40,7 @@ type Status<Place, Ref> = {
   editTimer?: NodeJS.Timeout
 }
 
-/** Posted status messages in the channel's state: `status/<taskId>/<n>`. */
+/** Posted status messages in the channel's state: `status/<taskId>/<uuid>`. */
 const STATE_PREFIX = "status/"
 
 /**

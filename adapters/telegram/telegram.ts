@@ -9,7 +9,7 @@ import { editChunk, inlineKeyboard, isMessageGone, isPermanentRefusal, renderSin
 import { progressMessages } from "./progress.ts"
 import { renderTelegram } from "./render.ts"
 import { TypingIndicator } from "./typing.ts"
-import { chatIdOf, inboundOfCallback, inboundOfMessage } from "./updates.ts"
+import { chatIdOf, inboundOfCallback, inboundOfMessage, telegramIdOf } from "./updates.ts"
 import { listenForUpdates, type WebhookServer } from "./webhook.ts"
 
 export interface TelegramChannelOptions {
@@ -169,8 +169,8 @@ export class TelegramChannel implements Channel {
     if (everyone.length === menu.length) return
     // In a private chat the chat id is the user's id.
     for (const owner of owners) {
-      const chatId = Number(owner.slice(owner.indexOf(":") + 1))
-      if (Number.isSafeInteger(chatId)) await register(menu, chatId)
+      const chatId = telegramIdOf(owner)
+      if (chatId !== undefined) await register(menu, chatId)
     }
   }
 

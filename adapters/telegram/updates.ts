@@ -5,9 +5,15 @@ import type { InboundMessage } from "../../src/channel/channel.ts"
 const conversationOf = (chatId: number) => `telegram:${chatId}`
 
 /** The chat id in `telegram:<chat_id>`; anything else is a bug in the caller, not a platform error. */
+/** The number in `telegram:<id>`: a chat's or a user's (in a private chat they are the same). */
+export function telegramIdOf(prefixed: string): number | undefined {
+  const id = Number(prefixed.slice("telegram:".length))
+  return prefixed.startsWith("telegram:") && Number.isSafeInteger(id) ? id : undefined
+}
+
 export function chatIdOf(conversation: string): number {
-  const id = Number(conversation.slice("telegram:".length))
-  if (!conversation.startsWith("telegram:") || !Number.isSafeInteger(id)) throw new Error(`not a Telegram conversation: ${conversation}`)
+  const id = telegramIdOf(conversation)
+  if (id === undefined) throw new Error(`not a Telegram conversation: ${conversation}`)
   return id
 }
 
