@@ -9,7 +9,8 @@ import type { LanguageModelV3CallOptions, LanguageModelV3Content, LanguageModelV
 import { MockLanguageModelV3 } from "ai/test"
 import pino from "pino"
 import { startApp } from "../src/app.ts"
-import type { Channel, ChannelHandlers, InboundMessage, OutgoingMessage } from "../src/channel/channel.ts"
+import type { Channel, ChannelHandlers } from "../src/channel/channel.ts"
+import type { InboundMessage, OutgoingMessage } from "../src/core/types.ts"
 import { loadConfig } from "../src/config/config.ts"
 import { Figures } from "./figures.ts"
 

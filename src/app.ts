@@ -7,13 +7,13 @@ import { channelOf, type Channel } from "./channel/channel.ts"
 import { ZodError } from "zod"
 import { checkProvider, ConfigError, PROVIDERS, type Config, type ModelSpec } from "./config/config.ts"
 import { resolveModel } from "./model/model.ts"
-import { forRole, parseConfig } from "./permission/permission.ts"
+import { forRole, parseConfig } from "./permission/roles.ts"
 import { Store } from "./store/store.ts"
-import { Outbox } from "./supervisor/outbox.ts"
+import { Outbox } from "./channel/outbox.ts"
 import { Supervisor } from "./supervisor/supervisor.ts"
 import { HooksServer } from "./hooks/hooks.ts"
 import { allTools } from "./tool/registry.ts"
-import type { MemoryService } from "./tool/services.ts"
+import type { MemoryService } from "./tool/capabilities.ts"
 
 export const PROMPTS_DIR = new URL("../prompts/", import.meta.url).pathname
 
@@ -48,7 +48,7 @@ export async function startApp(
   const store = await Store.open(config.dataDir)
   const byName = new Map(channels.map((channel) => [channel.name, channel]))
   let supervisor: Supervisor | undefined
-  const outbox = new Outbox(store, byName, log, () => supervisor?.events.emit("change"))
+  const outbox = new Outbox(store, byName, log, { changed: () => supervisor?.events.emit("change"), settled: (record) => supervisor?.reportDelivery(record) })
   supervisor = new Supervisor({ config, store, outbox, agents, model, tools: allTools(workerTypes), rules, memory, log, commandsDir: join(promptsDir, "commands") })
   await outbox.load()
   await supervisor.start()

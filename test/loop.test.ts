@@ -5,8 +5,8 @@ import { runLoop, type LoopInput, type SessionLog } from "../src/agent/loop.ts"
 import { COMPACTION_QUESTION } from "../src/agent/context.ts"
 import type { Ruleset } from "../src/permission/permission.ts"
 import type { MessageRecord } from "../src/store/records.ts"
-import type { Services } from "../src/tool/services.ts"
-import { AWAIT_ANSWER, ToolError, defineTool, type ToolContext, type ToolDefinition } from "../src/tool/tool.ts"
+import { AWAIT_ANSWER, type Capabilities, type QuestionCapability } from "../src/tool/capabilities.ts"
+import { ToolError, defineTool, type ToolContext, type ToolDefinition } from "../src/tool/tool.ts"
 import { apiError, byRole, messageText, scriptedModel, sequence, type ModelCall, type Reply, type Script } from "./support/mock-model.ts"
 
 /** An in-memory SessionLog. */
@@ -55,7 +55,7 @@ function setup(script: Script, tools: ToolDefinition[], overrides: Partial<LoopI
     user: "u1",
     sessionId: "s1",
     abort: abort.signal,
-    services: {} as Services,
+    ...({} as Capabilities),
   }
   const input: LoopInput = {
     model,
@@ -251,12 +251,12 @@ describe("runLoop", { timeout: 5_000 }, () => {
       const asked: Array<{ tool: string; pattern: string; callId: string }> = []
       const rules: Ruleset = [...allowAll, { permission: "fetch_url", pattern: "*", action: "ask" }]
       const { model, input, log } = setup(sequence(call("fetch_url", { url: "https://good.example/" }), call("fetch_url", { url: "https://bad.example/" }), text("done")), [fetchTool(fetched)], { rules })
-      input.context.services = {
+      input.context.questions = {
         approve: async (ctx: ToolContext, tool: string, pattern: string) => {
           asked.push({ tool, pattern, callId: ctx.callId })
           return pattern.includes("good")
         },
-      } as unknown as Services
+      } as unknown as QuestionCapability
       await log.append({ message: user("hi") })
       await runLoop(input)
       expect(asked.map((a) => a.pattern)).toEqual(["https://good.example/", "https://bad.example/"])

@@ -10,10 +10,11 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest"
 import { ConsoleChannel } from "../adapters/console/console.ts"
 import { SlackChannel } from "../adapters/slack/slack.ts"
 import { TelegramChannel } from "../adapters/telegram/telegram.ts"
-import { UndeliverableMessage, type Channel, type OutgoingMessage } from "../src/channel/channel.ts"
+import { UndeliverableMessage, type Channel } from "../src/channel/channel.ts"
+import type { OutgoingMessage } from "../src/core/types.ts"
 import type { OutboxRecord } from "../src/store/records.ts"
 import { Store } from "../src/store/store.ts"
-import { Outbox } from "../src/supervisor/outbox.ts"
+import { Outbox, type OutboxEvents } from "../src/channel/outbox.ts"
 import { startSlackApi } from "./fakes/slack-api.ts"
 import { startTelegramApi } from "./fakes/telegram-api.ts"
 
@@ -96,8 +97,8 @@ describe("outbox retry policy and records (real store, fake clock)", () => {
   /** Bumped each time a conversation's sender stops: after a delivery, or once a backoff timer is set. */
   let changes: Counter
 
-  function open(): Outbox {
-    const outbox = new Outbox(store, new Map([["test", channel as Channel]]), log, () => changes.bump())
+  function open(settled?: OutboxEvents["settled"]): Outbox {
+    const outbox = new Outbox(store, new Map([["test", channel as Channel]]), log, { changed: () => changes.bump(), settled })
     outboxes.push(outbox)
     return outbox
   }
@@ -149,13 +150,12 @@ describe("outbox retry policy and records (real store, fake clock)", () => {
   })
 
   it("(b) fails a permanently refused message at once, reports it through onSettled, and sends the next one", async () => {
-    const outbox = open()
     const settled: OutboxRecord[] = []
     const settling = new Counter()
-    outbox.onSettled = (record) => {
+    const outbox = open((record) => {
       settled.push(record)
       settling.bump()
-    }
+    })
     await outbox.load()
     channel.fail = ({ text }) => (text === "report" ? new Refused("Forbidden: bot was blocked by the user") : undefined)
     const report = await outbox.add(C1, "report", "firing-report:f1", {}, "trigger-1/f1")
@@ -174,14 +174,13 @@ describe("outbox retry policy and records (real store, fake clock)", () => {
   })
 
   it("stays busy until what it reports of a settled message (a firing's delivery, a notice) is done", async () => {
-    const outbox = open()
     let reported!: () => void
     const reporting = new Promise<void>((resolve) => (reported = resolve))
     const settled = new Counter()
-    outbox.onSettled = async () => {
+    const outbox = open(async () => {
       settled.bump()
       await reporting
-    }
+    })
     await outbox.load()
     await outbox.add(C1, "report", "firing-report:f1", {}, "trigger-1/f1")
     await within(settled.reached(1), "onSettled")
@@ -192,9 +191,8 @@ describe("outbox retry policy and records (real store, fake clock)", () => {
   })
 
   it("(b) takes an adapter's UndeliverableMessage as permanent even when the channel classifies nothing", async () => {
-    const outbox = open()
     const settled = new Counter()
-    outbox.onSettled = () => settled.bump()
+    const outbox = open(() => settled.bump())
     channel.isPermanent = () => false
     channel.fail = () => new UndeliverableMessage("nothing to send: the message is empty")
     const { id } = await outbox.add(C1, " ", "turn-1")
@@ -246,9 +244,8 @@ describe("outbox retry policy and records (real store, fake clock)", () => {
   })
 
   it("(d) does not send a delivered message again when recording its id failed, and records it once the store works", async () => {
-    const outbox = open()
     const settled: OutboxRecord[] = []
-    outbox.onSettled = (record) => void settled.push(record)
+    const outbox = open((record) => void settled.push(record))
     const save = store.save.bind(store)
     const failedWrites = new Counter()
     vi.spyOn(store, "save").mockImplementation(async (records) => {

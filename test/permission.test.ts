@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest"
 import { ZodError } from "zod"
-import { defaults, disabled, evaluate, forRole, match, merge, parseConfig, type Role, type Ruleset } from "../src/permission/permission.ts"
+import { disabled, evaluate, match, merge, type Ruleset } from "../src/permission/permission.ts"
+import { defaults, forRole, parseConfig } from "../src/permission/roles.ts"
+import type { Role } from "../src/core/types.ts"
 
 describe("match", () => {
   it("handles glob tokens and keeps regex specials literal", () => {

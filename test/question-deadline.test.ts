@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest"
 import { Questions } from "../src/question/questions.ts"
 import type { InboxEvent } from "../src/store/records.ts"
 import { Store } from "../src/store/store.ts"
-import { Outbox } from "../src/supervisor/outbox.ts"
+import { Outbox } from "../src/channel/outbox.ts"
 
 /** Only timers and the clock are fake: SQLite's I/O completes on real setImmediate. */
 const FAKE = { toFake: ["setTimeout", "clearTimeout", "Date"] as Array<"setTimeout" | "clearTimeout" | "Date"> }
@@ -21,7 +21,7 @@ let woken: InboxEvent[]
 
 async function open(): Promise<Questions> {
   store = await Store.open(dir)
-  outbox = new Outbox(store, new Map(), log, () => {})
+  outbox = new Outbox(store, new Map(), log)
   const questions = new Questions(store, outbox, log, (event) => woken.push(event))
   await questions.load()
   return questions

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest"
-import { evaluateCondition, nextTimeOf, whyNever, type Condition, type ConditionFacts } from "../src/schedule/condition.ts"
-import type { TaskStatus } from "../src/store/records.ts"
+import { evaluateCondition, nextTimeOf, whyNever, type ConditionFacts } from "../src/schedule/condition.ts"
+import type { Condition, TaskStatus } from "../src/core/types.ts"
 
 const now = new Date("2026-01-05T10:00:00Z")
 const since = "2026-01-05T09:00:00Z"

@@ -1,8 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest"
 import type { ScheduleRequest } from "../src/schedule/request.ts"
 import { scheduleTool } from "../src/tool/schedule.ts"
-import type { Services } from "../src/tool/services.ts"
-import type { Role, ToolContext } from "../src/tool/tool.ts"
+import type { Capabilities } from "../src/tool/capabilities.ts"
+import type { ToolContext } from "../src/tool/tool.ts"
+import type { Role } from "../src/core/types.ts"
 
 beforeEach(() => {
   vi.useFakeTimers({ toFake: ["Date"] })
@@ -47,15 +48,15 @@ describe("schedule parameters", () => {
 })
 
 describe("schedule tool", () => {
-  function context(role: Role, services: Partial<Services>): ToolContext {
-    return { role, agent: role, conversation: "c1", user: "u1", sessionId: "s1", callId: "call1", abort: new AbortController().signal, services: services as Services }
+  function context(role: Role, capabilities: Partial<Capabilities>): ToolContext {
+    return { role, agent: role, conversation: "c1", user: "u1", sessionId: "s1", callId: "call1", abort: new AbortController().signal, ...(capabilities as Capabilities) }
   }
 
   it("hands the Planner's request to the runtime and returns its taskId", async () => {
     const requests: ScheduleRequest[] = []
     const schedule = async (_ctx: ToolContext, request: ScheduleRequest) => (requests.push(request), { taskId: "trigger-1" })
     const args = scheduleTool.parameters.parse({ prompt: "report", type: "recurring", interval: 3600 })
-    expect(await scheduleTool.execute(args, context("planner", { schedule } as Partial<Services>))).toEqual({ taskId: "trigger-1" })
+    expect(await scheduleTool.execute(args, context("planner", { schedules: { schedule } }))).toEqual({ taskId: "trigger-1" })
     expect(requests).toEqual([{ prompt: "report", type: "recurring", interval: 3600 }])
   })
 

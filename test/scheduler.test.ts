@@ -4,11 +4,10 @@ import { join } from "node:path"
 import pino from "pino"
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest"
 import { raiseEvent, RaisedEvents } from "../src/schedule/events.ts"
-import type { FiringRecord, TriggerRecord } from "../src/schedule/records.ts"
+import type { FiringRecord, TaskStatus, TriggerRecord } from "../src/core/types.ts"
 import type { ScheduleRequest } from "../src/schedule/request.ts"
 import { Scheduler, type SchedulerHost } from "../src/schedule/scheduler.ts"
 import { Db } from "../src/store/db.ts"
-import type { TaskStatus } from "../src/store/records.ts"
 
 /** Timers and the clock are fake; setImmediate stays real, SQLite's I/O needs the real loop. */
 const FAKE: Parameters<typeof vi.useFakeTimers>[0] = { toFake: ["setTimeout", "clearTimeout", "setInterval", "clearInterval", "Date"] }

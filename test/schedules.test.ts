@@ -1,7 +1,7 @@
 import { execFile } from "node:child_process"
 import { promisify } from "node:util"
 import { afterEach, describe, expect, it } from "vitest"
-import type { FiringRecord } from "../src/schedule/records.ts"
+import type { FiringRecord } from "../src/core/types.ts"
 import { byRole, type ChatRequest, type Reply } from "./fakes/model-server.ts"
 import { startHarness, type Harness } from "./support/harness.ts"
 import { afterTool, recorded, say } from "./support/scripts.ts"
@@ -169,7 +169,7 @@ describe("schedules end to end", () => {
     await harness.channel.say("hello", "test:c1", "test:u1")
     await harness.channel.say("hello", "test:c9", "test:u9")
     await harness.channel.waitForSent(2)
-    const ctx = (callId: string) => ({ role: "planner" as const, agent: "planner", conversation: "test:c9", user: "test:u9", sessionId: "s9", callId, abort: new AbortController().signal, services: harness!.app.supervisor })
+    const ctx = (callId: string) => ({ role: "planner" as const, agent: "planner", conversation: "test:c9", user: "test:u9", sessionId: "s9", callId, abort: new AbortController().signal })
     const request = (target: string) => ({ prompt: "digest", type: "recurring" as const, interval: 3600, target })
     await expect(harness.app.supervisor.schedule(ctx("a"), request("test:c1"))).rejects.toThrow('target "test:c1" is not a conversation of yours')
     await expect(harness.app.supervisor.schedule(ctx("b"), request("test:c404"))).rejects.toThrow("is not a conversation of yours")

@@ -1,7 +1,8 @@
 import pino from "pino"
 import { afterEach, describe, expect, it } from "vitest"
 import { SlackChannel, type SlackChannelOptions } from "../adapters/slack/slack.ts"
-import type { ChannelState, InboundMessage } from "../src/channel/channel.ts"
+import type { ChannelState } from "../src/channel/channel.ts"
+import type { InboundMessage } from "../src/core/types.ts"
 import {
   blockActions,
   channelMessageEvent,

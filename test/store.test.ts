@@ -5,7 +5,6 @@ import { monotonicFactory } from "ulid"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { Store, type HistoryLine } from "../src/store/store.ts"
 import { getRecentHistoryTool } from "../src/tool/get-recent-history.ts"
-import type { Services } from "../src/tool/services.ts"
 import type { ToolContext } from "../src/tool/tool.ts"
 
 /** The history of Store.recent and Store.between on real SQLite, as the history tools use it. */
@@ -79,7 +78,7 @@ describe("Store.recent", () => {
 
   it("is clamped to 1–200 messages by get_recent_history", async () => {
     await store.save({ history: lines(CHANNEL, Array.from({ length: 230 }, (_, i) => i * 10)) })
-    const ctx = { conversation: CHANNEL, services: { history: store } as unknown as Services } as ToolContext
+    const ctx = { conversation: CHANNEL, history: store } as unknown as ToolContext
     const recent = async (count: number) => (await getRecentHistoryTool.execute!({ count, offset: 0 }, ctx)) as { messages: Array<{ text: string }> }
     const most = await recent(1000)
     expect(most.messages).toHaveLength(200)

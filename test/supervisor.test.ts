@@ -628,6 +628,5 @@ function ctxFor(h: Harness, callId: string) {
     sessionId: "teller-session",
     callId,
     abort: new AbortController().signal,
-    services: h.app.supervisor,
   }
 }

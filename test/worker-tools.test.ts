@@ -7,7 +7,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { fetchUrlTool } from "../src/tool/fetch-url.ts"
 import { listFilesTool } from "../src/tool/list-files.ts"
 import { readFileTool } from "../src/tool/read-file.ts"
-import type { Services } from "../src/tool/services.ts"
+import type { Capabilities } from "../src/tool/capabilities.ts"
 import { ToolError, type ToolContext, type ToolDefinition } from "../src/tool/tool.ts"
 import { resolveInWorkspace } from "../src/tool/workspace.ts"
 import { writeFileTool } from "../src/tool/write-file.ts"
@@ -22,7 +22,7 @@ function context(workspaceDir: string, abort = new AbortController().signal): To
     sessionId: "session",
     callId: "call",
     abort,
-    services: { workspaceDir } as Services,
+    ...({ workspaceDir } as Capabilities),
   }
 }
 

@@ -1,6 +1,7 @@
 import { createInterface } from "node:readline"
 import type { Readable, Writable } from "node:stream"
-import type { Channel, ChannelHandlers, OutgoingMessage, ProgressUpdate } from "../../src/channel/channel.ts"
+import type { Channel, ChannelHandlers } from "../../src/channel/channel.ts"
+import type { OutgoingMessage, ProgressUpdate } from "../../src/core/types.ts"
 
 export const CONSOLE_CONVERSATION = "console:local"
 

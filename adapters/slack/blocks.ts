@@ -1,4 +1,4 @@
-import type { Button } from "../../src/channel/channel.ts"
+import type { Button } from "../../src/core/types.ts"
 import { actionIdOf } from "./inbound.ts"
 
 /** Block Kit's limits: buttons per actions block, characters of a button's label. */

@@ -1,5 +1,5 @@
 import type { BlockAction, ButtonAction } from "@slack/bolt"
-import type { InboundMessage } from "../../src/channel/channel.ts"
+import type { InboundMessage } from "../../src/core/types.ts"
 import { conversationOf } from "./conversation.ts"
 
 /** The fields of a `message` or `app_mention` event that decide what it is; all optional, as Slack's variants differ. */

@@ -1,6 +1,6 @@
 import type { webApi } from "@slack/bolt"
 import type { Logger } from "pino"
-import type { ProgressUpdate } from "../../src/channel/channel.ts"
+import type { ProgressUpdate } from "../../src/core/types.ts"
 import { StatusMessages, toolLines } from "../status/status-messages.ts"
 import type { Place } from "./conversation.ts"
 import { escapeMrkdwn } from "./render.ts"

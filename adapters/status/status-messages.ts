@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto"
 import type { Logger } from "pino"
-import type { ChannelState, ProgressUpdate } from "../../src/channel/channel.ts"
-import type { ToolSummary } from "../../src/store/records.ts"
+import type { ChannelState } from "../../src/channel/channel.ts"
+import type { ProgressUpdate, ToolSummary } from "../../src/core/types.ts"
 
 /** Slack and Telegram both answer 429 to a message edited much faster than about once a second. */
 export const STATUS_EDIT_INTERVAL_MS = 1000

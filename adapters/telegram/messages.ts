@@ -1,6 +1,7 @@
 import { GrammyError, type Api } from "grammy"
 import type { InlineKeyboardMarkup } from "grammy/types"
-import { UndeliverableMessage, type Button } from "../../src/channel/channel.ts"
+import { UndeliverableMessage } from "../../src/channel/channel.ts"
+import type { Button } from "../../src/core/types.ts"
 import { renderTelegram, TELEGRAM_LIMIT, type Chunk } from "./render.ts"
 
 /** Telegram's bound on `callback_data`. */

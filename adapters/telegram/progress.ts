@@ -1,6 +1,6 @@
 import type { Api } from "grammy"
 import type { Logger } from "pino"
-import type { ProgressUpdate } from "../../src/channel/channel.ts"
+import type { ProgressUpdate } from "../../src/core/types.ts"
 import { StatusMessages, toolLines } from "../status/status-messages.ts"
 import { isNotModified } from "./messages.ts"
 

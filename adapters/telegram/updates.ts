@@ -1,5 +1,5 @@
 import type { CallbackQuery, Message } from "grammy/types"
-import type { InboundMessage } from "../../src/channel/channel.ts"
+import type { InboundMessage } from "../../src/core/types.ts"
 
 /** Telegram private chats only: a private chat's id is its user's id, so it names one person's DM. */
 const conversationOf = (chatId: number) => `telegram:${chatId}`

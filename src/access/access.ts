@@ -1,10 +1,10 @@
 import { randomInt } from "node:crypto"
 import type { Logger } from "pino"
-import type { InboundMessage } from "../channel/channel.ts"
+import type { InboundMessage } from "../core/types.ts"
 import type { Config } from "../config/config.ts"
 import type { PairingRecord } from "../store/records.ts"
 import type { Store } from "../store/store.ts"
-import type { Outbox } from "../supervisor/outbox.ts"
+import type { Outbox } from "../channel/outbox.ts"
 
 /** No 0/O or 1/I: the code is read off a phone and typed into a terminal. */
 const ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"

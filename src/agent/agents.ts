@@ -3,7 +3,7 @@ import { basename, join } from "node:path"
 import matter from "gray-matter"
 import { z } from "zod"
 import { ConfigError } from "../config/config.ts"
-import type { Role } from "../tool/tool.ts"
+import type { Role } from "../core/types.ts"
 
 /** A role's prompt and, for worker types, what it may use. */
 export interface Agent {

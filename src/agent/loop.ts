@@ -1,7 +1,9 @@
 import { APICallError, generateText, tool, zodSchema, type LanguageModel, type ModelMessage, type ToolCallPart, type ToolResultPart, type ToolSet } from "ai"
 import { evaluate, type Ruleset } from "../permission/permission.ts"
-import type { MessageRecord, ToolSummary } from "../store/records.ts"
-import { AWAIT_ANSWER, ToolError, type ToolContext, type ToolDefinition } from "../tool/tool.ts"
+import type { MessageRecord } from "../store/records.ts"
+import type { ToolSummary } from "../core/types.ts"
+import { ToolError, type ToolContext, type ToolDefinition } from "../tool/tool.ts"
+import { AWAIT_ANSWER } from "../tool/capabilities.ts"
 import { CLEAR_ALL_TOOL_OUTPUT, toModelMessages, type PruneLimits } from "./context.ts"
 
 /** OpenCode's threshold: the third identical call in a row is a loop, not persistence. */
@@ -154,7 +156,7 @@ async function execute(input: LoopInput, def: ToolDefinition | undefined, call: 
   const rule = evaluate(def.id, pattern, input.rules)
   if (rule.action === "deny") return { ok: false, error: `Permission denied: ${def.id} may not be used on "${pattern}".` }
   if (rule.action === "ask") {
-    const approved = await input.context.services.approve({ ...input.context, callId: call.toolCallId }, def.id, pattern)
+    const approved = await input.context.questions.approve({ ...input.context, callId: call.toolCallId }, def.id, pattern)
     if (!approved) return { ok: false, error: `Permission denied by the user: ${def.id} may not be used on "${pattern}".` }
   }
   const title = pattern === "*" ? def.id : `${def.id} ${pattern}`.slice(0, 80)

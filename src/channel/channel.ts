@@ -1,47 +1,4 @@
-import type { ToolSummary } from "../store/records.ts"
-
-/** A chat message or a button press, as an adapter hands it to the core. */
-export interface InboundMessage {
-  /** `<channel>:…`, e.g. `telegram:1001`, `slack:T1:D1:1700000000.000100`. */
-  conversation: string
-  /** `<channel>:<user-id>`. */
-  user: string
-  /** What the user typed; for a button press, the button's label. */
-  text: string
-  /** The platform's id of this update or event (`telegram:<update_id>`, `slack:<event_id>`).
-   *  The core remembers it durably: the same id delivered again is ignored. */
-  eventId?: string
-  /** A button press: the `id` of the pressed button as the core gave it in `OutgoingMessage`. */
-  action?: string
-}
-
-/** A button under a message. `id` is short (≤ 64 bytes) and resolved by the core. */
-export interface Button {
-  id: string
-  label: string
-}
-
-/** What the core asks a channel to post: Markdown text, optionally with buttons. */
-export interface OutgoingMessage {
-  text: string
-  buttons?: Button[]
-}
-
-/** What a running task is doing, for a status line the adapter may edit in place. */
-export interface ProgressUpdate {
-  taskId: string
-  agent: string
-  state: "running" | "done"
-  tools: ToolSummary[]
-}
-
-/** A command a user may type (`/tasks`), for platforms that list them (Telegram's menu). */
-export interface CommandInfo {
-  name: string
-  description: string
-  /** Only owners may run it, so a platform's menu shows it to them alone. */
-  ownerOnly?: boolean
-}
+import type { CommandInfo, ConversationId, InboundMessage, OutgoingMessage, ProgressUpdate, UserId } from "../core/types.ts"
 
 /**
  * A little durable memory the core keeps for a channel, for what an adapter shows that must be
@@ -60,9 +17,9 @@ export interface ChannelHandlers {
   commands: CommandInfo[]
   /** This channel's conversations Steward already takes part in, so that after a restart an
    *  adapter still recognises them (a Slack thread it follows needs no new mention). */
-  conversations?: string[]
+  conversations?: ConversationId[]
   /** This channel's owners (`<channel>:<user-id>` from ALLOWED_USERS): they see owner-only commands. */
-  owners?: string[]
+  owners?: UserId[]
   state?: ChannelState
 }
 
@@ -77,9 +34,9 @@ export interface Channel {
   /** Posts one message; resolves with the platform's id for it once the platform accepted it
    *  (when it had to be split: the part with the buttons, else the first). Throws when it was
    *  not accepted. */
-  send(conversation: string, message: OutgoingMessage): Promise<{ messageId: string }>
+  send(conversation: ConversationId, message: OutgoingMessage): Promise<{ messageId: string }>
   /** Replaces a sent message's text and removes its buttons (an answered or expired question). */
-  edit(conversation: string, messageId: string, message: OutgoingMessage): Promise<void>
+  edit(conversation: ConversationId, messageId: string, message: OutgoingMessage): Promise<void>
   /** Whether `error`, thrown by send or edit, means the platform refused the request itself and
    *  will refuse it again however often it is sent (Telegram 400 "chat not found", 403 "bot was
    *  blocked by the user"; a Slack platform error such as channel_not_found). The outbox fails
@@ -87,9 +44,9 @@ export interface Channel {
    *  retried with backoff for as long as it takes. Without this method every error is transient. */
   isPermanent?(error: unknown): boolean
   /** A task's live tool-call summary; the adapter may show and edit a status message. */
-  progress?(conversation: string, update: ProgressUpdate): void
+  progress?(conversation: ConversationId, update: ProgressUpdate): void
   /** Work for this conversation started (true) or everything ended (false): "typing…". */
-  activity?(conversation: string, busy: boolean): void
+  activity?(conversation: ConversationId, busy: boolean): void
   stop(): Promise<void>
 }
 
@@ -99,6 +56,6 @@ export class UndeliverableMessage extends Error {
   override name = "UndeliverableMessage"
 }
 
-export function channelOf(conversation: string): string {
+export function channelOf(conversation: ConversationId): string {
   return conversation.slice(0, conversation.indexOf(":"))
 }

@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from "node:fs"
 import { basename, join } from "node:path"
 import matter from "gray-matter"
 import { z } from "zod"
-import type { CommandInfo } from "../channel/channel.ts"
+import type { CommandInfo } from "../core/types.ts"
 
 /**
  * A command defined as a file, `prompts/commands/<name>.md` (seed 001): the body is a template,

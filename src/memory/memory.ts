@@ -11,7 +11,7 @@
  */
 import { appendFile, mkdir, readFile, writeFile } from "node:fs/promises"
 import path from "node:path"
-import type { MemoryHit, MemorySearch, MemoryService } from "../tool/services.ts"
+import type { MemoryHit, MemorySearch, MemoryService } from "../tool/capabilities.ts"
 import { localDay, localTime } from "./dates.ts"
 import { DAILY_FOLDER, LONG_TERM_FILE } from "./notes.ts"
 import { ScopeIndex, type IndexInfo, type ScopeOptions } from "./scope.ts"

@@ -1,8 +1,8 @@
 import type { Logger } from "pino"
-import type { Button, InboundMessage } from "../channel/channel.ts"
+import type { Button, InboundMessage } from "../core/types.ts"
 import type { InboxEvent, QuestionRecord } from "../store/records.ts"
 import { newId, type Store } from "../store/store.ts"
-import type { Outbox } from "../supervisor/outbox.ts"
+import type { Outbox } from "../channel/outbox.ts"
 
 export interface Question {
   question: string

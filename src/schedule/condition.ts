@@ -1,21 +1,12 @@
 import { z } from "zod"
-import { TERMINAL, type TaskStatus } from "../store/records.ts"
+import { TERMINAL, type Condition as ConditionShape, type TaskStatus } from "../core/types.ts"
 import { earliest } from "./timer.ts"
-
-/**
- * When a conditional task may run. The seed leaves it open; Steward makes it a small
- * algebra: another task's outcome, a point in time, a named event, and all/any of those.
- */
-export type Condition =
-  | { kind: "task"; taskId: string; status?: "completed" | "failed" | "any" }
-  | { kind: "time"; at: string }
-  | { kind: "event"; name: string }
-  | { kind: "all" | "any"; of: Condition[] }
 
 /** What an event may be called: it travels in URLs (`POST /hooks/<name>`) and shell arguments. */
 export const EVENT_NAME = /^[A-Za-z0-9_.-]{1,64}$/
 
-export const Condition: z.ZodType<Condition> = z.lazy(() =>
+/** The schema of a Condition (see src/core/types.ts), as the delegate and schedule tools take it. */
+export const Condition: z.ZodType<ConditionShape> = z.lazy(() =>
   z.discriminatedUnion("kind", [
     z.object({ kind: z.literal("task"), taskId: z.string().min(1), status: z.enum(["completed", "failed", "any"]).optional() }),
     z.object({ kind: z.literal("time"), at: z.iso.datetime({ offset: true }) }),
@@ -40,7 +31,7 @@ export interface ConditionFacts {
  * Evaluates a condition whose event parts count events raised at or after `since`.
  * Only task parts can become "never": a time comes, an event may always still be raised.
  */
-export function evaluateCondition(condition: Condition, facts: ConditionFacts, since: string): ConditionResult {
+export function evaluateCondition(condition: ConditionShape, facts: ConditionFacts, since: string): ConditionResult {
   switch (condition.kind) {
     case "task":
       return taskResult(condition.status ?? "completed", facts.taskStatus(condition.taskId))
@@ -62,9 +53,9 @@ export function evaluateCondition(condition: Condition, facts: ConditionFacts, s
 }
 
 /** Why a condition that evaluated to "never" cannot hold: its task parts that cannot. */
-export function whyNever(condition: Condition, taskStatus: ConditionFacts["taskStatus"]): string {
+export function whyNever(condition: ConditionShape, taskStatus: ConditionFacts["taskStatus"]): string {
   const reasons: string[] = []
-  const visit = (part: Condition): void => {
+  const visit = (part: ConditionShape): void => {
     if (part.kind === "all" || part.kind === "any") return part.of.forEach(visit)
     if (part.kind !== "task") return
     const status = taskStatus(part.taskId)
@@ -92,7 +83,7 @@ function taskResult(wanted: "completed" | "failed" | "any", status: TaskStatus |
 
 /** The earliest `time` part still ahead of `now`: when the condition is next worth evaluating
  *  without anything else happening. undefined when no time part is ahead. */
-export function nextTimeOf(condition: Condition, now: Date): Date | undefined {
+export function nextTimeOf(condition: ConditionShape, now: Date): Date | undefined {
   switch (condition.kind) {
     case "time": {
       const at = Date.parse(condition.at)

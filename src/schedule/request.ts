@@ -1,6 +1,5 @@
 import cron from "node-cron"
 import { z } from "zod"
-import type { ToolContext } from "../tool/tool.ts"
 import { Condition } from "./condition.ts"
 
 /** A run later than this is not worth doing any more; it also bounds the catch-up search. */
@@ -63,13 +62,6 @@ export const ScheduleRequest = z
   })
 
 export type ScheduleRequest = z.output<typeof ScheduleRequest>
-
-/** What the runtime offers the `schedule` tool (to be part of Services). */
-export interface ScheduleService {
-  /** Validates `request.target` (a conversation the caller's user may post to), then creates the
-   *  trigger, idempotent by `${ctx.sessionId}:${ctx.callId}`. */
-  schedule(ctx: ToolContext, request: ScheduleRequest): Promise<{ taskId: string }>
-}
 
 /** Why a new one-shot trigger cannot run at `runAt`: it is not in the future, or more than a
  *  (calendar) year ahead. */

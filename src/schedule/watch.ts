@@ -1,4 +1,5 @@
-import { evaluateCondition, nextTimeOf, type Condition, type ConditionFacts } from "./condition.ts"
+import { evaluateCondition, nextTimeOf, type ConditionFacts } from "./condition.ts"
+import type { Condition } from "../core/types.ts"
 import { earliest, timerAt } from "./timer.ts"
 
 export interface Watcher {

@@ -1,8 +1,8 @@
 import { decodeTime, encodeTime, monotonicFactory } from "ulid"
 import type { ChannelState } from "../channel/channel.ts"
-import type { HistoryMessage, HistoryReader } from "../tool/services.ts"
+import type { HistoryMessage, HistoryReader, TaskRecord } from "../core/types.ts"
 import { Db } from "./db.ts"
-import type { ConversationRecord, InboxEvent, MessageRecord, OutboxRecord, PairingRecord, QuestionRecord, SessionRecord, TaskRecord } from "./records.ts"
+import type { ConversationRecord, InboxEvent, MessageRecord, OutboxRecord, PairingRecord, QuestionRecord, SessionRecord } from "./records.ts"
 
 /** ulid's default source asks the OS for one byte per character, 16 calls for an id of a new
  *  millisecond; this hands out the same kind of bytes from a pool refilled 4 KiB at a time. */

@@ -1,4 +1,4 @@
-import type { TaskRecord } from "../store/records.ts"
+import type { TaskRecord } from "../core/types.ts"
 
 /**
  * What the Teller is woken with when a batch ends: every task's id, status and result, and

@@ -4,20 +4,20 @@ import type { Logger } from "pino"
 import { DEFAULT_WORKER, environment, type Agent, type Agents } from "../agent/agents.ts"
 import { runLoop, toolCalls, type LoopInput, type LoopOutcome } from "../agent/loop.ts"
 import { Access } from "../access/access.ts"
-import { channelOf, type CommandInfo, type InboundMessage, type ProgressUpdate } from "../channel/channel.ts"
+import { channelOf } from "../channel/channel.ts"
+import { TERMINAL, type CommandInfo, type Condition, type FiringRecord, type InboundMessage, type ProgressUpdate, type Role, type TaskRecord, type TaskStatus, type ToolSummary, type TriggerRecord } from "../core/types.ts"
 import { BUILT_IN, loadCommands, parseCommand, type FileCommand, type Parsed } from "../command/commands.ts"
 import type { Config } from "../config/config.ts"
 import { disabled, type Ruleset } from "../permission/permission.ts"
-import { TERMINAL, type InboxEvent, type OutboxRecord, type SessionRecord, type TaskRecord, type TaskStatus, type ToolSummary } from "../store/records.ts"
+import type { InboxEvent, OutboxRecord, SessionRecord } from "../store/records.ts"
 import { newId, type Store, type StoredRecords } from "../store/store.ts"
-import type { DelegateRequest, ListTasksFilter, MemoryService, Services, TaskSummary } from "../tool/services.ts"
+import { AWAIT_ANSWER, type Caller, type DelegateRequest, type ListTasksFilter, type MemoryService, type QuestionCapability, type ReplyCapability, type ScheduleCapability, type TaskCapability, type TaskSummary } from "../tool/capabilities.ts"
 import { Questions, type Answer, type Question } from "../question/questions.ts"
-import { whyNever, type Condition } from "../schedule/condition.ts"
-import type { FiringRecord, TriggerRecord } from "../schedule/records.ts"
+import { whyNever } from "../schedule/condition.ts"
 import type { ScheduleRequest } from "../schedule/request.ts"
 import { Scheduler, type SchedulerHost } from "../schedule/scheduler.ts"
-import { AWAIT_ANSWER, ToolError, type Role, type ToolContext, type ToolDefinition } from "../tool/tool.ts"
-import type { Outbox } from "./outbox.ts"
+import { ToolError, type ToolDefinition } from "../tool/tool.ts"
+import type { Outbox } from "../channel/outbox.ts"
 import { TaskQueue } from "./queue.ts"
 import { readableReport, reportText } from "./report.ts"
 import { Sessions, type Session } from "./sessions.ts"
@@ -59,7 +59,7 @@ class TimedOut extends Error {}
  * Plain code, no model: owns every queue, timer and state change. Each change is written to
  * the store before it is acted on, and `start()` rebuilds the queues from the store.
  */
-export class Supervisor implements Services, SchedulerHost {
+export class Supervisor implements TaskCapability, QuestionCapability, ScheduleCapability, ReplyCapability, SchedulerHost {
   readonly workspaceDir: string
   readonly history: Store
   readonly memory: SupervisorDeps["memory"]
@@ -97,7 +97,6 @@ export class Supervisor implements Services, SchedulerHost {
     this.questions = new Questions(deps.store, deps.outbox, deps.log, (event) => this.enqueueEvent(event))
     this.access = new Access(deps.config.allowedUsers, deps.store, deps.outbox, deps.log)
     this.scheduler = new Scheduler({ db: deps.store.db, host: this, log: deps.log.child({ module: "scheduler" }) })
-    deps.outbox.onSettled = (record) => this.reportDelivery(record)
     const agentNames = new Set(["teller", "planner", ...deps.agents.workers.keys()])
     this.fileCommands = deps.commandsDir ? loadCommands(deps.commandsDir, agentNames) : []
   }
@@ -443,7 +442,7 @@ export class Supervisor implements Services, SchedulerHost {
 
   // ── tasks ───────────────────────────────────────────────────────────────────
 
-  async delegate(ctx: ToolContext, request: DelegateRequest): Promise<{ taskId: string }> {
+  async delegate(ctx: Caller, request: DelegateRequest): Promise<{ taskId: string }> {
     const origin = `${ctx.sessionId}:${ctx.callId}`
     const known = this.byOrigin.get(origin) ?? this.tasks.get(ctx.taskId ?? "")?.staged?.find((t) => t.origin === origin)?.id
     if (known) return { taskId: known }
@@ -512,7 +511,7 @@ export class Supervisor implements Services, SchedulerHost {
 
   // ── schedules (the Scheduler's host) ───────────────────────────────────────
 
-  async schedule(ctx: ToolContext, request: ScheduleRequest): Promise<{ taskId: string }> {
+  async schedule(ctx: Caller, request: ScheduleRequest): Promise<{ taskId: string }> {
     if (ctx.role !== "planner") throw new ToolError("Only the Planner creates schedules.")
     if (request.target !== undefined) await this.checkTarget(request.target, ctx.user)
     return this.scheduler.create(request, { conversation: ctx.conversation, user: ctx.user, origin: `${ctx.sessionId}:${ctx.callId}` })
@@ -578,7 +577,7 @@ export class Supervisor implements Services, SchedulerHost {
 
   /** Records a scheduled report's delivery on its firing; a report given up is also told to the
    *  trigger's owner, so no schedule fails silently. */
-  private async reportDelivery(record: OutboxRecord): Promise<void> {
+  async reportDelivery(record: OutboxRecord): Promise<void> {
     if (!record.firingId) return
     try {
       if (record.status === "delivered") return await this.scheduler.delivered(record.firingId, record.messageId!)
@@ -593,19 +592,19 @@ export class Supervisor implements Services, SchedulerHost {
     }
   }
 
-  async ask(ctx: ToolContext, question: Question): Promise<Answer | typeof AWAIT_ANSWER> {
+  async ask(ctx: Caller, question: Question): Promise<Answer | typeof AWAIT_ANSWER> {
     if (ctx.role !== "teller") throw new ToolError("Only the Teller asks the user.")
     return (await this.questions.ask({ conversation: ctx.conversation, user: ctx.user, origin: `${ctx.sessionId}:${ctx.callId}` }, question, "ask_user")) ?? AWAIT_ANSWER
   }
 
-  async approve(ctx: ToolContext, tool: string, pattern: string): Promise<boolean> {
+  async approve(ctx: Caller, tool: string, pattern: string): Promise<boolean> {
     const who = ctx.role === "teller" ? "I" : `A ${ctx.agent} task`
     const question = { question: `${who} would like to use ${tool} on “${pattern}”. Allow it?`, options: ["Allow", "Deny"], default: "Deny", timeout: 600 }
     const { answer } = await this.questions.waitFor({ conversation: ctx.conversation, user: ctx.user, origin: `${ctx.sessionId}:${ctx.callId}:permission` }, question, ctx.abort)
     return answer === "Allow"
   }
 
-  async listTasks(ctx: ToolContext, filter: ListTasksFilter): Promise<TaskSummary[]> {
+  async listTasks(ctx: Caller, filter: ListTasksFilter): Promise<TaskSummary[]> {
     const statuses: TaskStatus[] = filter.scope === "queue" ? ["queued"] : filter.scope === "running" ? ["running"] : filter.scope === "all" ? ["queued", "running"] : []
     const tasks: TaskSummary[] = [...this.tasks.values()]
       .filter((task) => task.conversation === ctx.conversation && statuses.includes(task.status) && (!filter.role || task.role === filter.role))
@@ -618,7 +617,7 @@ export class Supervisor implements Services, SchedulerHost {
   }
 
   /** Cancels a queued task of the caller's conversation; a running one is not touched (seed 002). */
-  async cancelTask(ctx: ToolContext, taskId: string): Promise<boolean> {
+  async cancelTask(ctx: Caller, taskId: string): Promise<boolean> {
     if (await this.scheduler.cancel(taskId, ctx.conversation)) return true
     const task = this.tasks.get(taskId)
     if (!task || task.conversation !== ctx.conversation || task.status !== "queued") return false
@@ -639,7 +638,7 @@ export class Supervisor implements Services, SchedulerHost {
     return true
   }
 
-  async reply(ctx: ToolContext, text: string): Promise<void> {
+  async reply(ctx: Caller, text: string): Promise<void> {
     // A reply in a turn that handles a scheduled report is that report: its delivery is recorded on the firing.
     const firingId = ctx.role === "teller" ? this.turnFirings.get(ctx.conversation)?.values().next().value : undefined
     await this.deps.outbox.add(ctx.conversation, text, `${ctx.sessionId}:${ctx.callId}`, {}, firingId)
@@ -772,7 +771,7 @@ export class Supervisor implements Services, SchedulerHost {
       tools: this.toolsOf(agent),
       rules: rules[role],
       log: session,
-      context: { role, agent: agent.name, conversation: where.conversation, user: where.user, sessionId: session.info.id, taskId, abort: signal, services: this },
+      context: { role, agent: agent.name, conversation: where.conversation, user: where.user, sessionId: session.info.id, taskId, abort: signal, tasks: this, questions: this, schedules: this, replies: this, memory: this.memory, history: this.history, workspaceDir: this.workspaceDir },
       maxSteps: config.maxSteps[role],
       maxRetries: config.maxRetries,
       usableTokens: config.context.contextTokens - config.context.outputTokens,

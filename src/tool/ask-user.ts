@@ -1,5 +1,6 @@
 import { z } from "zod"
-import { defineTool } from "./tool.ts"
+import { refusal } from "../permission/roles.ts"
+import { defineTool, ToolError } from "./tool.ts"
 
 const DESCRIPTION = `Ask the user a question and end your turn at once. Their answer — a button press, typed text, or on timeout the default — comes back as this call's result {answer, source}: source "user", "default" (no answer in time; default used) or "timeout" (no answer, no default; answer is "").
 Give options for a choice (shown as buttons; at most 10, each at most 75 characters). Only one question is open per conversation: asking again replaces the open one.`
@@ -22,8 +23,10 @@ export const askUserTool = defineTool({
   description: DESCRIPTION,
   parameters,
   async execute(args, ctx) {
+    const refused = refusal(ctx.role, "ask_user")
+    if (refused) throw new ToolError(refused)
     // The option's own spelling, so the answer matches what the buttons show.
     const fallback = args.default === undefined ? undefined : (args.options?.find((o) => o.toLowerCase() === args.default!.toLowerCase()) ?? args.default)
-    return ctx.services.ask(ctx, { question: args.question, options: args.options, default: fallback, timeout: args.timeout ?? 3600 })
+    return ctx.questions.ask(ctx, { question: args.question, options: args.options, default: fallback, timeout: args.timeout ?? 3600 })
   },
 })

@@ -6,6 +6,6 @@ export const cancelTaskTool = defineTool({
   description: "Cancel a queued task of this conversation (or remove a trigger). A running task is not affected. Returns {success}.",
   parameters: z.object({ taskId: z.string().min(1) }),
   async execute(args, ctx) {
-    return { success: await ctx.services.cancelTask(ctx, args.taskId) }
+    return { success: await ctx.tasks.cancelTask(ctx, args.taskId) }
   },
 })

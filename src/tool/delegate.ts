@@ -1,4 +1,5 @@
 import { z } from "zod"
+import { delegateTarget, refusal } from "../permission/roles.ts"
 import { Condition } from "../schedule/condition.ts"
 import { defineTool, ToolError, type ToolDefinition } from "./tool.ts"
 
@@ -37,15 +38,16 @@ export function createDelegateTool(workers: readonly WorkerType[]): ToolDefiniti
     id: "delegate",
     description: DESCRIPTION.replace("{agents}", workers.map((w) => `- ${w.name}: ${w.description}`).join("\n")),
     parameters,
-    pattern: (args, role) => (role === "teller" ? "planner" : (args.worker ?? "default")),
+    // The rules match the target: "planner" for a role that hands work to the Planner, else the worker type.
+    pattern: (args, role) => (delegateTarget(role) === "planner" ? "planner" : (args.worker ?? "default")),
     async execute(args, ctx) {
-      if (ctx.role === "teller") {
-        const plannerOnly = (["type", "condition", "priority", "worker"] as const).filter((field) => args[field] !== undefined)
-        if (plannerOnly.length > 0) throw new ToolError(`Only the Planner may set ${plannerOnly.join(", ")}; delegate with prompt (and timeout) only.`)
-      } else if (args.worker !== undefined && !workers.some((w) => w.name === args.worker)) {
+      const shaping = (["type", "condition", "priority", "worker"] as const).filter((field) => args[field] !== undefined)
+      const refused = refusal(ctx.role, "delegate") ?? (shaping.length > 0 ? refusal(ctx.role, "shape_tasks", shaping.join(", ")) : undefined)
+      if (refused) throw new ToolError(refused)
+      if (args.worker !== undefined && !workers.some((w) => w.name === args.worker)) {
         throw new ToolError(`Unknown worker type "${args.worker}". Available: ${workers.map((w) => w.name).join(", ")}.`)
       }
-      return ctx.services.delegate(ctx, {
+      return ctx.tasks.delegate(ctx, {
         prompt: args.prompt,
         type: args.type ?? "oneshot",
         condition: args.condition,

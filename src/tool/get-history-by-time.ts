@@ -14,6 +14,6 @@ export const getHistoryByTimeTool = defineTool({
   parameters,
   async execute({ after, before }, ctx) {
     const range = parseRange(after, before)
-    return toMessages(await ctx.services.history.between(ctx.conversation, range.after!, range.before ?? new Date()))
+    return toMessages(await ctx.history.between(ctx.conversation, range.after!, range.before ?? new Date()))
   },
 })

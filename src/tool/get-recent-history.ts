@@ -18,6 +18,6 @@ export const getRecentHistoryTool = defineTool({
   async execute({ count, offset = 0 }, ctx) {
     if (offset < 0) throw new ToolError(`offset must be 0 or more, got ${offset}`)
     const clamped = Math.min(MAX_COUNT, Math.max(1, count))
-    return toMessages(await ctx.services.history.recent(ctx.conversation, clamped, offset))
+    return toMessages(await ctx.history.recent(ctx.conversation, clamped, offset))
   },
 })

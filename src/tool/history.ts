@@ -1,4 +1,4 @@
-import type { HistoryMessage } from "./services.ts"
+import type { HistoryMessage } from "../core/types.ts"
 
 /** The history tools return exactly these fields, whatever else a reader attaches. */
 export function toMessages(messages: HistoryMessage[]): { messages: HistoryMessage[] } {

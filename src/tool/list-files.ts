@@ -45,7 +45,7 @@ export const listFilesTool = defineTool({
         const abs = path.join(folder, child.name)
         const isDir = child.isDirectory()
         entries.push({
-          path: workspaceRelative(ctx.services.workspaceDir, abs),
+          path: workspaceRelative(ctx.workspaceDir, abs),
           type: isDir ? "dir" : "file",
           size: isDir ? 0 : (await lstat(abs)).size,
         })

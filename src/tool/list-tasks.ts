@@ -10,6 +10,6 @@ export const listTasksTool = defineTool({
     role: z.enum(["planner", "worker"]).optional(),
   }),
   async execute(args, ctx) {
-    return { tasks: await ctx.services.listTasks(ctx, { scope: args.scope ?? "all", role: args.role }) }
+    return { tasks: await ctx.tasks.listTasks(ctx, { scope: args.scope ?? "all", role: args.role }) }
   },
 })

@@ -36,7 +36,7 @@ export const readFileTool = defineTool({
     }
     const end = offset - 1 + limit
     return {
-      path: workspaceRelative(ctx.services.workspaceDir, file),
+      path: workspaceRelative(ctx.workspaceDir, file),
       content: lines.slice(offset - 1, end).join("\n"),
       totalLines: lines.length,
       truncated: end < lines.length,

@@ -19,6 +19,6 @@ export const rememberTool = defineTool({
   async execute({ content, longTerm = false }, ctx) {
     if (content.trim() === "") throw new ToolError("content is empty: say what to remember")
     if (content.length > MAX_NOTE_CHARS) throw new ToolError(`content is ${content.length} characters; a note holds at most ${MAX_NOTE_CHARS}`)
-    return ctx.services.memory.remember(ctx.user, content, longTerm)
+    return ctx.memory.remember(ctx.user, content, longTerm)
   },
 })

@@ -6,7 +6,7 @@ export const replyTool = defineTool({
   description: "Send a message to the user in this chat. Markdown is allowed. Returns nothing.",
   parameters: z.object({ text: z.string().trim().min(1).max(100_000).describe("The message") }),
   async execute(args, ctx) {
-    await ctx.services.reply(ctx, args.text)
+    await ctx.replies.reply(ctx, args.text)
     return null
   },
 })

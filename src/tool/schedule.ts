@@ -1,3 +1,4 @@
+import { refusal } from "../permission/roles.ts"
 import { ScheduleRequest } from "../schedule/request.ts"
 import { defineTool, ToolError } from "./tool.ts"
 
@@ -7,13 +8,15 @@ const DESCRIPTION = `Create a durable schedule; returns {taskId} (cancel it with
 - "conditional": each time condition becomes true, then waits cooldown seconds. Condition: {kind:"task", taskId, status?: "completed"|"failed"|"any"}, {kind:"time", at}, {kind:"event", name} (raised by the owner or a webhook), {kind:"all"|"any", of:[...]}.
 A due time missed while Steward was down runs once if at most maxLateness seconds late (default 3600) unless onMissed is "skip".`
 
-/** Planner only (the permission rules offer it to the Planner; the check here makes it certain). */
+/** Planner only: the role table (src/permission/roles.ts) withholds it from the other roles and
+ *  refuses their calls. */
 export const scheduleTool = defineTool({
   id: "schedule",
   description: DESCRIPTION,
   parameters: ScheduleRequest,
   async execute(args, ctx) {
-    if (ctx.role !== "planner") throw new ToolError("Only the Planner creates schedules; delegate the request to the Planner.")
-    return ctx.services.schedule(ctx, args)
+    const refused = refusal(ctx.role, "schedule")
+    if (refused) throw new ToolError(refused)
+    return ctx.schedules.schedule(ctx, args)
   },
 })

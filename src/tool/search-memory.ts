@@ -23,6 +23,6 @@ export const searchMemoryTool = defineTool({
     if (terms(query).length === 0) throw new ToolError(`query "${query}" has no searchable words (only stop words or punctuation)`)
     if (limit < 1 || limit > MAX_LIMIT) throw new ToolError(`limit must be between 1 and ${MAX_LIMIT}, got ${limit}`)
     const range = parseRange(after, before)
-    return { hits: await ctx.services.memory.search(ctx.user, { query, ...range, limit }) }
+    return { hits: await ctx.memory.search(ctx.user, { query, ...range, limit }) }
   },
 })

@@ -37,8 +37,8 @@ export function resolveInWorkspace(workspaceDir: string, relPath: string): strin
 /** resolveInWorkspace for a tool call; creates the workspace folder on first use so a fresh data
  *  folder works without setup. */
 export async function workspacePath(ctx: ToolContext, relPath: string): Promise<string> {
-  await mkdir(ctx.services.workspaceDir, { recursive: true })
-  return resolveInWorkspace(ctx.services.workspaceDir, relPath)
+  await mkdir(ctx.workspaceDir, { recursive: true })
+  return resolveInWorkspace(ctx.workspaceDir, relPath)
 }
 
 /** How paths are shown to the model: relative to the workspace, with "/" on every platform. */

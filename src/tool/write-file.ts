@@ -35,7 +35,7 @@ export const writeFileTool = defineTool({
     } catch (err) {
       throw fsError(err, relPath)
     }
-    return { path: workspaceRelative(ctx.services.workspaceDir, file), bytes }
+    return { path: workspaceRelative(ctx.workspaceDir, file), bytes }
   },
 })
 

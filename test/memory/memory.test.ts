@@ -6,7 +6,7 @@ import { localDay } from "../../src/memory/dates.ts"
 import { Memory, type MemoryOptions } from "../../src/memory/memory.ts"
 import type { IndexInfo } from "../../src/memory/scope.ts"
 import { MAX_SNIPPET } from "../../src/memory/snippet.ts"
-import type { MemoryHit } from "../../src/tool/services.ts"
+import type { MemoryHit } from "../../src/tool/capabilities.ts"
 
 const A = "telegram:1001"
 const B = "telegram:1002"

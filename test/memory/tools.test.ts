@@ -9,7 +9,8 @@ import { getRecentHistoryTool } from "../../src/tool/get-recent-history.ts"
 import { parseIsoDate } from "../../src/tool/iso-date.ts"
 import { rememberTool } from "../../src/tool/remember.ts"
 import { searchMemoryTool } from "../../src/tool/search-memory.ts"
-import type { HistoryMessage, HistoryReader, MemorySearch, MemoryService, Services } from "../../src/tool/services.ts"
+import type { HistoryMessage, HistoryReader } from "../../src/core/types.ts"
+import type { Capabilities, MemorySearch, MemoryService } from "../../src/tool/capabilities.ts"
 import { ToolError, type ToolContext, type ToolDefinition } from "../../src/tool/tool.ts"
 
 const USER = "telegram:1001"
@@ -52,7 +53,7 @@ function context(services: { memory?: MemoryService; history?: HistoryReader }):
     sessionId: "session",
     callId: "call",
     abort: new AbortController().signal,
-    services: services as Services,
+    ...(services as Capabilities),
   }
 }
 

@@ -3,9 +3,10 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import pino from "pino"
 import { startApp, type App } from "../../src/app.ts"
-import type { Button, Channel, ChannelHandlers, InboundMessage, OutgoingMessage, ProgressUpdate } from "../../src/channel/channel.ts"
+import type { Channel, ChannelHandlers } from "../../src/channel/channel.ts"
+import type { Button, InboundMessage, OutgoingMessage, ProgressUpdate } from "../../src/core/types.ts"
 import { loadConfig, type Config } from "../../src/config/config.ts"
-import type { MemoryHit } from "../../src/tool/services.ts"
+import type { MemoryHit } from "../../src/tool/capabilities.ts"
 import { startModelServer, type ModelServer, type Script } from "../fakes/model-server.ts"
 
 /** A channel the test drives: it hands messages in and records what Steward sends. */

@@ -1,13 +1,24 @@
 import type { Logger } from "pino"
-import { channelOf, UndeliverableMessage, type Channel, type OutgoingMessage } from "../channel/channel.ts"
+import type { OutgoingMessage } from "../core/types.ts"
 import type { OutboxRecord } from "../store/records.ts"
 import { newId, type Store, type StoredRecords } from "../store/store.ts"
+import { channelOf, UndeliverableMessage, type Channel } from "./channel.ts"
 
 /** Backoff after a transient failure (of a send, or of the write that records one): 1 s
  *  doubling, capped at 5 min. */
 const FIRST_RETRY_MS = 1000
 const MAX_RETRY_MS = 5 * 60_000
 const backoffMs = (attempt: number): number => Math.min(MAX_RETRY_MS, FIRST_RETRY_MS * 2 ** Math.min(attempt - 1, 30))
+
+/** What the outbox tells its owner, fixed when it is made. */
+export interface OutboxEvents {
+  /** A sender finished: whether anything is still to send may have changed. */
+  changed?: () => void
+  /** A record was delivered (and that is on record) or refused for good: a scheduled report's
+   *  firing records it, and the owner hears of an undelivered report. Awaited, so the outbox
+   *  counts as busy until it is done. */
+  settled?: (record: OutboxRecord) => Promise<void> | void
+}
 
 /**
  * Every outbound message is written here before it is sent and marked delivered with the
@@ -21,7 +32,7 @@ const backoffMs = (attempt: number): number => Math.min(MAX_RETRY_MS, FIRST_RETR
  * There is deliberately no attempt bound: a bound is a length of outage after which replies are
  * dropped. Only a permanent refusal (`Channel.isPermanent`: the platform says the request itself
  * is wrong, e.g. the chat is gone or the bot was blocked) or an `UndeliverableMessage` fails a
- * record at once; `onSettled` reports it. The price: a conversation's later messages wait behind
+ * record at once; `settled` reports it. The price: a conversation's later messages wait behind
  * its first unsent one, so an error wrongly taken as transient holds that conversation up (it is
  * logged on every attempt) until it is fixed.
  *
@@ -54,12 +65,8 @@ export class Outbox {
     private readonly store: Store,
     private readonly channels: Map<string, Channel>,
     private readonly log: Logger,
-    private readonly onChange: () => void,
+    private readonly on: OutboxEvents = {},
   ) {}
-
-  /** Told when a record is delivered (and that is on record) or refused for good (a scheduled
-   *  report's firing records it; the Supervisor tells the owner about an undelivered report). */
-  onSettled: (record: OutboxRecord) => Promise<void> | void = () => {}
 
   async load(): Promise<void> {
     for (const record of await this.store.outbox()) this.track(record)
@@ -140,7 +147,7 @@ export class Outbox {
       .finally(() => {
         this.senders.delete(conversation)
         if (this.again.delete(conversation)) this.kick(conversation)
-        this.onChange()
+        this.on.changed?.()
       })
     this.senders.set(conversation, sender)
   }
@@ -180,7 +187,7 @@ export class Outbox {
     this.track(update)
     if (!(await this.persist(update))) return
     // Awaited, so the sender (and `busy`) lasts until the report of it is on record too.
-    if (update.status !== "pending") await this.onSettled(update)
+    if (update.status !== "pending") await this.on.settled?.(update)
   }
 
   /** A permanent refusal fails the record; anything else schedules the next attempt. */

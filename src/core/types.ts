@@ -1,0 +1,214 @@
+/**
+ * The types more than one part of Steward speaks: roles, ids, tasks and triggers, and the
+ * messages of the channel contract. This module imports nothing, so any module may import it
+ * without forming a cycle (`npm run depcheck` keeps it that way).
+ */
+
+/** The three agent roles of Steward. Each runs the same agent loop with its own prompt and tools. */
+export type Role = "teller" | "planner" | "worker"
+
+/** `<channel>:…`, e.g. `telegram:1001`, `slack:T1:D1:1700000000.000100`. */
+export type ConversationId = string
+
+/** `<channel>:<user-id>`, e.g. `telegram:1001`, `slack:U1001`. */
+export type UserId = string
+
+// ── the channel contract's messages ─────────────────────────────────────────────
+
+/** A chat message or a button press, as an adapter hands it to the core. */
+export interface InboundMessage {
+  conversation: ConversationId
+  user: UserId
+  /** What the user typed; for a button press, the button's label. */
+  text: string
+  /** The platform's id of this update or event (`telegram:<update_id>`, `slack:<event_id>`).
+   *  The core remembers it durably: the same id delivered again is ignored. */
+  eventId?: string
+  /** A button press: the `id` of the pressed button as the core gave it in `OutgoingMessage`. */
+  action?: string
+}
+
+/** A button under a message. `id` is short (≤ 64 bytes) and resolved by the core. */
+export interface Button {
+  id: string
+  label: string
+}
+
+/** What the core asks a channel to post: Markdown text, optionally with buttons. */
+export interface OutgoingMessage {
+  text: string
+  buttons?: Button[]
+}
+
+/** One tool call of a running task, as a channel may show it (OpenCode's metadata summary). */
+export interface ToolSummary {
+  id: string
+  tool: string
+  status: "running" | "completed" | "error"
+  title?: string
+}
+
+/** What a running task is doing, for a status line the adapter may edit in place. */
+export interface ProgressUpdate {
+  taskId: string
+  agent: string
+  state: "running" | "done"
+  tools: ToolSummary[]
+}
+
+/** A command a user may type (`/tasks`), for platforms that list them (Telegram's menu). */
+export interface CommandInfo {
+  name: string
+  description: string
+  /** Only owners may run it, so a platform's menu shows it to them alone. */
+  ownerOnly?: boolean
+}
+
+// ── tasks ────────────────────────────────────────────────────────────────────────
+
+export type TaskStatus = "queued" | "running" | "completed" | "failed" | "cancelled" | "timed_out"
+
+export const TERMINAL: ReadonlySet<TaskStatus> = new Set(["completed", "failed", "cancelled", "timed_out"])
+
+/** One delegated unit of work. A task moves by rewriting this one record, never by moving it. */
+export interface TaskRecord {
+  id: string
+  role: Exclude<Role, "teller">
+  /** "planner", or the worker type. */
+  agent: string
+  type: "oneshot" | "conditional"
+  condition?: unknown
+  prompt: string
+  priority: number
+  /** Seconds; null → the role's default. */
+  timeout: number | null
+  status: TaskStatus
+  conversation: ConversationId
+  user: UserId
+  /** Session of the caller; the task's own session is its child. */
+  parentSessionId: string
+  sessionId: string
+  /** The task continues an earlier task's session (delegate's session_id). */
+  continuesSession?: boolean
+  /** The Planner task whose run committed this worker task. */
+  parentTaskId?: string
+  /** `${sessionId}:${toolCallId}` of the delegate call that created it: a call replayed after
+   *  a crash finds its task instead of creating a second one. */
+  origin: string
+  /** Runs started. A task found running at start-up was interrupted by a crash. */
+  attempts: number
+  createdAt: string
+  startedAt?: string
+  endedAt?: string
+  result?: string
+  error?: string
+  /** Planner only: worker tasks staged by its delegate calls, committed only if it succeeds. */
+  staged?: TaskRecord[]
+  /** Planner only: the worker tasks it committed. */
+  children?: string[]
+  /** The trigger firing whose run this is. */
+  firingId?: string
+  /** The command that started it directly (`/review`, `@researcher`), without a model deciding. */
+  command?: string
+  /** Batch head (a task nobody committed): the Teller has been woken with the batch's results. */
+  reported?: boolean
+}
+
+// ── triggers ─────────────────────────────────────────────────────────────────────
+
+/**
+ * When a conditional task or trigger may run: another task's outcome, a point in time, a named
+ * event, and all/any of those. Its schema and evaluation live in `src/schedule/condition.ts`.
+ */
+export type Condition =
+  | { kind: "task"; taskId: string; status?: "completed" | "failed" | "any" }
+  | { kind: "time"; at: string }
+  | { kind: "event"; name: string }
+  | { kind: "all" | "any"; of: Condition[] }
+
+/** A schedule created by the `schedule` tool. It moves by rewriting this one record, like a task. */
+export interface TriggerRecord {
+  id: string
+  /** Where it was created; reports go here unless `target` says otherwise. */
+  conversation: ConversationId
+  user: UserId
+  kind: "recurring" | "scheduled" | "conditional"
+  prompt: string
+  /** recurring: seconds between due times, counted from creation. */
+  interval?: number
+  /** recurring, instead of interval. */
+  cron?: string
+  /** With cron: the IANA zone it is read in (default: the server's). */
+  timezone?: string
+  /** scheduled. */
+  runAt?: string
+  /** conditional. */
+  condition?: Condition
+  /** conditional: events count from here (creation, then just after each firing). */
+  since?: string
+  /** conditional: seconds after a firing before the condition is listened to again. */
+  cooldown: number
+  /** conditional: the end of the current cooldown. */
+  cooldownUntil?: string
+  /** Seconds each run may take; null: the Worker default. */
+  timeout: number | null
+  onMissed: "run-once" | "skip"
+  /** Seconds a missed due time may be late and still run (onMissed "run-once"). */
+  maxLateness: number
+  /** A conversation to report to instead of the creating one (validated by the host). */
+  target?: ConversationId
+  status: "active" | "ended" | "cancelled"
+  /** Why it ended, when not by firing its last run. */
+  endReason?: string
+  /** recurring and scheduled: the due time the engine waits for. A due time found in the past
+   *  at start-up was missed while Steward was down. */
+  nextRunAt?: string
+  lastFiredAt?: string
+  /** The latest firing's outcome, or its run's progress once it fired. */
+  lastOutcome?: string
+  lastFiringId?: string
+  /** The firing whose run has not ended yet: while set, a due time is skipped (overlap). */
+  runningFiringId?: string
+  /** That run's task, once the host has created it. */
+  runningTaskId?: string
+  createdAt: string
+  /** `${sessionId}:${callId}` of the schedule call: a replayed call finds its trigger. */
+  origin: string
+}
+
+/** One due time of a trigger and what became of it: fired → ran → delivered, or failed; a due
+ *  time that did not run is a record too ("skipped"). */
+export interface FiringRecord {
+  /** `<triggerId>/<ulid>`: a trigger's firings sort together. */
+  id: string
+  triggerId: string
+  /** The due time (recurring, scheduled) or the moment the condition held (conditional). */
+  scheduledFor: string
+  /** When it was recorded. */
+  at: string
+  outcome: "fired" | "skipped_overlap" | "missed_run" | "missed_skipped"
+  /** Earlier due times that passed without a run, from this one up to scheduledFor (exclusive). */
+  missedFrom?: string
+  taskId?: string
+  status: "fired" | "ran" | "delivered" | "failed" | "skipped"
+  /** The platform's id of the report. */
+  messageId?: string
+  error?: string
+}
+
+// ── conversation history ─────────────────────────────────────────────────────────
+
+/** One message of a conversation's history, as the history tools return it. */
+export interface HistoryMessage {
+  role: "user" | "assistant"
+  text: string
+  createdAt: string
+}
+
+/** Reads a conversation's history; the store implements it, the history tools use it. */
+export interface HistoryReader {
+  /** `count` messages ending `offset` messages before the newest, oldest first. */
+  recent(conversation: ConversationId, count: number, offset: number): Promise<HistoryMessage[]>
+  /** Messages with after <= createdAt <= before, oldest first. */
+  between(conversation: ConversationId, after: Date, before: Date): Promise<HistoryMessage[]>
+}

@@ -1,0 +1,121 @@
+import type { ConversationId, HistoryReader, Role, UserId } from "../core/types.ts"
+import type { Answer, Question } from "../question/questions.ts"
+import type { ScheduleRequest } from "../schedule/request.ts"
+
+/**
+ * What tools may ask of the runtime, one narrow interface per capability. Tools never touch
+ * the store or the queues directly: every state change goes through the module that owns it
+ * (the task board, the questions, the scheduler, the outbox).
+ */
+
+/** The run a tool call belongs to, and the call itself. */
+export interface Caller {
+  role: Role
+  /** Worker type (e.g. "default") for workers; the role name otherwise. */
+  agent: string
+  conversation: ConversationId
+  user: UserId
+  sessionId: string
+  /** The model's tool call id. Together with sessionId it is the idempotency key of the call:
+   *  a call re-executed after a crash must not repeat its side effect. */
+  callId: string
+  /** The task this run executes (planner and worker runs). */
+  taskId?: string
+  abort: AbortSignal
+}
+
+/**
+ * Returned by a tool whose answer comes later, from outside the run (ask_user): the run ends at
+ * that call, which stays unanswered in the log. When the run is resumed the call executes again
+ * and, its answer being known by then, returns it as the call's result.
+ */
+export const AWAIT_ANSWER: unique symbol = Symbol("await answer")
+
+/** A task as a tool may create it. The task board fills in everything else. */
+export interface DelegateRequest {
+  prompt: string
+  type: "oneshot" | "conditional"
+  condition?: unknown
+  priority: number
+  /** Seconds; null → the role's default. */
+  timeout: number | null
+  worker?: string
+  sessionId?: string
+}
+
+export interface TaskSummary {
+  id: string
+  /** "planner", "oneshot", "conditional", or "trigger:<kind>" for a schedule. */
+  type: string
+  prompt: string
+  priority: number
+  status: string
+  createdAt: string
+  /** Schedules: the next due time, and what became of the last firing. */
+  nextRunAt?: string
+  lastOutcome?: string
+}
+
+export interface ListTasksFilter {
+  scope: "queue" | "running" | "triggers" | "all"
+  role?: "planner" | "worker"
+}
+
+/** delegate, list_tasks, cancel_task. */
+export interface TaskCapability {
+  delegate(caller: Caller, request: DelegateRequest): Promise<{ taskId: string }>
+  listTasks(caller: Caller, filter: ListTasksFilter): Promise<TaskSummary[]>
+  /** Cancels a queued task (or a schedule) of the caller's conversation. */
+  cancelTask(caller: Caller, taskId: string): Promise<boolean>
+}
+
+/** ask_user, and the user's approval when a permission rule says "ask". */
+export interface QuestionCapability {
+  /** The answer once there is one; AWAIT_ANSWER while the question is open. */
+  ask(caller: Caller, question: Question): Promise<Answer | typeof AWAIT_ANSWER>
+  /** The conversation's user allows or denies this call (waits for them). */
+  approve(caller: Caller, tool: string, pattern: string): Promise<boolean>
+}
+
+/** The `schedule` tool. */
+export interface ScheduleCapability {
+  /** Validates `request.target` (a conversation the caller's user may post to), then creates the
+   *  trigger, idempotent by `${caller.sessionId}:${caller.callId}`. */
+  schedule(caller: Caller, request: ScheduleRequest): Promise<{ taskId: string }>
+}
+
+/** The `reply` tool: a message to the caller's conversation, through the outbox. */
+export interface ReplyCapability {
+  reply(caller: Caller, text: string): Promise<void>
+}
+
+export interface MemoryHit {
+  source: string
+  content: string
+  score: number
+}
+
+export interface MemorySearch {
+  query: string
+  after?: Date
+  before?: Date
+  limit: number
+}
+
+/** Markdown memory of one scope (a user, or everyone when MEMORY_SCOPE=shared). */
+export interface MemoryService {
+  remember(user: UserId, content: string, longTerm: boolean): Promise<{ path: string }>
+  search(user: UserId, search: MemorySearch): Promise<MemoryHit[]>
+}
+
+/** Everything a tool call may use besides its caller. */
+export interface Capabilities {
+  tasks: TaskCapability
+  questions: QuestionCapability
+  schedules: ScheduleCapability
+  replies: ReplyCapability
+  memory: MemoryService
+  history: HistoryReader
+  /** Folder that worker file tools are confined to. */
+  workspaceDir: string
+}
