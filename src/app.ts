@@ -9,7 +9,6 @@ import { checkProvider, ConfigError, PROVIDERS, type Config, type ModelSpec } fr
 import { resolveModel } from "./model/model.ts"
 import { forRole, parseConfig } from "./permission/roles.ts"
 import { Store } from "./store/store.ts"
-import { Outbox } from "./channel/outbox.ts"
 import { Supervisor } from "./supervisor/supervisor.ts"
 import { HooksServer } from "./hooks/hooks.ts"
 import { allTools } from "./tool/registry.ts"
@@ -26,7 +25,7 @@ export interface App {
 }
 
 /**
- * Wires Steward together: store, outbox, agents, tools, rules, Supervisor, channels. The
+ * Wires Steward together: store, agents, tools, rules, Supervisor (which wires the outbox), channels. The
  * channels are given from outside so tests and the benchmark can plug in their own.
  */
 export async function startApp(
@@ -47,14 +46,8 @@ export async function startApp(
   const rules = { teller: forRole("teller", extra), planner: forRole("planner", extra), worker: forRole("worker", extra) }
   const store = await Store.open(config.dataDir)
   const byName = new Map(channels.map((channel) => [channel.name, channel]))
-  let supervisor: Supervisor | undefined
-  const outbox = new Outbox(store, byName, log, { changed: () => supervisor?.events.emit("change"), settled: (record) => supervisor?.reportDelivery(record) })
-  supervisor = new Supervisor({ config, store, outbox, agents, model, tools: allTools(workerTypes), rules, memory, log, commandsDir: join(promptsDir, "commands") })
-  await outbox.load()
-  await supervisor.start()
-  const running = supervisor
-  running.events.on("progress", (conversation, update) => byName.get(channelOf(conversation))?.progress?.(conversation, update))
-  running.events.on("activity", (conversation, busy) => byName.get(channelOf(conversation))?.activity?.(conversation, busy))
+  const running = new Supervisor({ config, store, channels: byName, agents, model, tools: allTools(workerTypes), rules, memory, log, commandsDir: join(promptsDir, "commands") })
+  await running.start()
   const known = (await store.conversations()).map((conversation) => conversation.id)
   for (const channel of channels) {
     const ours = (id: string) => channelOf(id) === channel.name
@@ -71,7 +64,6 @@ export async function startApp(
       await hooks?.stop()
       for (const channel of channels) await channel.stop()
       await running.stop()
-      await outbox.stop()
       await store.close()
     },
   }

@@ -171,9 +171,9 @@ describe("schedules end to end", () => {
     await harness.channel.waitForSent(2)
     const ctx = (callId: string) => ({ role: "planner" as const, agent: "planner", conversation: "test:c9", user: "test:u9", sessionId: "s9", callId, abort: new AbortController().signal })
     const request = (target: string) => ({ prompt: "digest", type: "recurring" as const, interval: 3600, target })
-    await expect(harness.app.supervisor.schedule(ctx("a"), request("test:c1"))).rejects.toThrow('target "test:c1" is not a conversation of yours')
-    await expect(harness.app.supervisor.schedule(ctx("b"), request("test:c404"))).rejects.toThrow("is not a conversation of yours")
-    await expect(harness.app.supervisor.schedule(ctx("c"), request("test:c9"))).resolves.toMatchObject({ taskId: expect.any(String) })
+    await expect(harness.app.supervisor.schedules.schedule(ctx("a"), request("test:c1"))).rejects.toThrow('target "test:c1" is not a conversation of yours')
+    await expect(harness.app.supervisor.schedules.schedule(ctx("b"), request("test:c404"))).rejects.toThrow("is not a conversation of yours")
+    await expect(harness.app.supervisor.schedules.schedule(ctx("c"), request("test:c9"))).resolves.toMatchObject({ taskId: expect.any(String) })
   })
 
   it("refuses a report target that is not a conversation of a running channel", async () => {

@@ -457,8 +457,8 @@ describe("Supervisor", () => {
       { WORKER_CONCURRENCY: "1" },
     )
     // Two planner tasks, one running (held) and one queued behind it.
-    await harness.app.supervisor.delegate(ctxFor(harness, "call-1"), { prompt: "first", type: "oneshot", priority: 5, timeout: null })
-    await harness.app.supervisor.delegate(ctxFor(harness, "call-2"), { prompt: "second", type: "oneshot", priority: 5, timeout: null })
+    await harness.app.supervisor.tasks.delegate(ctxFor(harness, "call-1"), { prompt: "first", type: "oneshot", priority: 5, timeout: null })
+    await harness.app.supervisor.tasks.delegate(ctxFor(harness, "call-2"), { prompt: "second", type: "oneshot", priority: 5, timeout: null })
     await harness.server.waitForRequests(1)
     await harness.channel.say("status")
     await harness.channel.waitForSent(1)
@@ -497,21 +497,21 @@ describe("Supervisor", () => {
     expect(offered).not.toContain("delegate")
     expect((await harness.app.store.tasks()).map((t) => t.prompt)).toEqual(["go", "job"])
     const asWorker = { ...ctxFor(harness, "w-call"), role: "worker" as const, agent: "default" }
-    await expect(harness.app.supervisor.delegate(asWorker, { prompt: "nested", type: "oneshot", priority: 5, timeout: null })).rejects.toThrow(/Workers cannot delegate/)
+    await expect(harness.app.supervisor.tasks.delegate(asWorker, { prompt: "nested", type: "oneshot", priority: 5, timeout: null })).rejects.toThrow(/Workers cannot delegate/)
   })
 
   it("starts a fresh session when session_id names one an unfinished task is still using", async () => {
     const hold = deferred()
     harness = await startHarness(byRole({ teller: delegatingTeller, planner: async () => (await hold.promise, { text: "ok" }) }), { WORKER_CONCURRENCY: "1" })
-    const { taskId } = await harness.app.supervisor.delegate(ctxFor(harness, "call-1"), { prompt: "first", type: "oneshot", priority: 5, timeout: null })
+    const { taskId } = await harness.app.supervisor.tasks.delegate(ctxFor(harness, "call-1"), { prompt: "first", type: "oneshot", priority: 5, timeout: null })
     const busySession = (await harness.app.store.tasks()).find((t) => t.id === taskId)!.sessionId
-    const second = await harness.app.supervisor.delegate(ctxFor(harness, "call-2"), { prompt: "second", type: "oneshot", priority: 5, timeout: null, sessionId: busySession })
+    const second = await harness.app.supervisor.tasks.delegate(ctxFor(harness, "call-2"), { prompt: "second", type: "oneshot", priority: 5, timeout: null, sessionId: busySession })
     const tasks = await harness.app.store.tasks()
     expect(tasks.find((t) => t.id === second.taskId)!.sessionId).not.toBe(busySession)
     hold.resolve()
     await harness.app.supervisor.idle()
     // Once that task has ended, the same id continues the session.
-    const third = await harness.app.supervisor.delegate(ctxFor(harness, "call-3"), { prompt: "third", type: "oneshot", priority: 5, timeout: null, sessionId: busySession })
+    const third = await harness.app.supervisor.tasks.delegate(ctxFor(harness, "call-3"), { prompt: "third", type: "oneshot", priority: 5, timeout: null, sessionId: busySession })
     expect((await harness.app.store.tasks()).find((t) => t.id === third.taskId)!.sessionId).toBe(busySession)
     hold.resolve()
     await harness.app.supervisor.idle()
@@ -541,8 +541,8 @@ describe("Supervisor", () => {
   it("returns the same task for a delegate call replayed with the same call id", async () => {
     harness = await startHarness(byRole({ teller: delegatingTeller, planner: () => ({ text: "ok" }) }))
     const ctx = ctxFor(harness, "same-call")
-    const first = await harness.app.supervisor.delegate(ctx, { prompt: "p", type: "oneshot", priority: 5, timeout: null })
-    const second = await harness.app.supervisor.delegate(ctx, { prompt: "p", type: "oneshot", priority: 5, timeout: null })
+    const first = await harness.app.supervisor.tasks.delegate(ctx, { prompt: "p", type: "oneshot", priority: 5, timeout: null })
+    const second = await harness.app.supervisor.tasks.delegate(ctx, { prompt: "p", type: "oneshot", priority: 5, timeout: null })
     expect(second.taskId).toBe(first.taskId)
   })
 
@@ -553,10 +553,10 @@ describe("Supervisor", () => {
     await worker.started
     const planner = (await harness.app.store.tasks()).find((t) => t.role === "planner")!
     // The Planner has ended; aborting it still reaches the running and the queued worker.
-    expect(await harness.app.supervisor.abort(planner.id)).toBe(true)
+    expect(await harness.app.supervisor.tasks.abort(planner.id)).toBe(true)
     const sent = await harness.channel.waitForSent(2)
     expect(sent[1]!.text).toBe('results: status="completed" status="cancelled" status="cancelled"')
-    expect(await harness.app.supervisor.abort(planner.id)).toBe(false)
+    expect(await harness.app.supervisor.tasks.abort(planner.id)).toBe(false)
   })
 
   it("compacts a Teller session that outgrew its context and writes the summary to the user's memory", async () => {

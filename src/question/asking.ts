@@ -1,0 +1,19 @@
+import { AWAIT_ANSWER, type Caller, type QuestionCapability } from "../tool/capabilities.ts"
+import type { Answer, Question, Questions } from "./questions.ts"
+
+/** Questions as tools and the agent loop ask them: ask_user stops the run until the answer
+ *  comes; a permission rule "ask" waits in the run for Allow or Deny (default Deny). */
+export class Asking implements QuestionCapability {
+  constructor(private readonly questions: Questions) {}
+
+  async ask(caller: Caller, question: Question): Promise<Answer | typeof AWAIT_ANSWER> {
+    return (await this.questions.ask({ conversation: caller.conversation, user: caller.user, origin: `${caller.sessionId}:${caller.callId}` }, question, "ask_user")) ?? AWAIT_ANSWER
+  }
+
+  async approve(caller: Caller, tool: string, pattern: string): Promise<boolean> {
+    const who = caller.role === "teller" ? "I" : `A ${caller.agent} task`
+    const question = { question: `${who} would like to use ${tool} on “${pattern}”. Allow it?`, options: ["Allow", "Deny"], default: "Deny", timeout: 600 }
+    const { answer } = await this.questions.waitFor({ conversation: caller.conversation, user: caller.user, origin: `${caller.sessionId}:${caller.callId}:permission` }, question, caller.abort)
+    return answer === "Allow"
+  }
+}

@@ -1,0 +1,249 @@
+import type { Logger } from "pino"
+import type { Agent } from "../agent/agents.ts"
+import { toolCalls, type LoopInput, type LoopOutcome } from "../agent/loop.ts"
+import type { Outbox } from "../channel/outbox.ts"
+import type { ConversationId, UserId } from "../core/types.ts"
+import type { Questions } from "../question/questions.ts"
+import type { InboxEvent, SessionRecord } from "../store/records.ts"
+import { newId, type Store } from "../store/store.ts"
+import type { Caller, ReplyCapability } from "../tool/capabilities.ts"
+import { readableReport } from "./report.ts"
+import type { Session, Sessions } from "./sessions.ts"
+
+/** A Teller turn interrupted this many times (crashes while it ran) is given up with an apology. */
+const MAX_TURN_ATTEMPTS = 3
+
+export interface ConversationsDeps {
+  store: Store
+  outbox: Outbox
+  questions: Questions
+  sessions: Sessions
+  log: Logger
+  /** Runs the Teller over a conversation's session. */
+  runTeller: (session: Session, signal: AbortSignal, where: { conversation: ConversationId; user: UserId }, takeInput: LoopInput["takeInput"]) => Promise<LoopOutcome>
+  /** A turn started or ended. */
+  changed: () => void
+  /** Steward is stopping: no new turn starts, and a turn cut short stays pending. */
+  stopping: () => boolean
+}
+
+interface Conversation {
+  id: ConversationId
+  user: UserId
+  /** Events not yet handled, in arrival order. */
+  events: InboxEvent[]
+  busy: boolean
+  /** Read from the store once, then kept. */
+  tellerSessionId?: string
+}
+
+/**
+ * The conversations: each one's inbox of events (user messages, task results, answers) and
+ * the Teller turns that handle them — one turn at a time per conversation, in arrival order; an
+ * event that arrives mid-turn is handed to the running turn at its next step.
+ */
+export class Conversations implements ReplyCapability {
+  private conversations = new Map<ConversationId, Conversation>()
+  /** Per conversation, the trigger firings whose reports the running Teller turn is handling. */
+  private turnFirings = new Map<ConversationId, Set<string>>()
+  private turns = new Map<ConversationId, AbortController>()
+  /** Turns under way, so stop() can wait for them. */
+  private inflight = new Set<Promise<unknown>>()
+
+  constructor(private readonly deps: ConversationsDeps) {}
+
+  /** Takes the events left pending by a stop or crash (see recovery.ts); `resume` runs them. */
+  async load(): Promise<void> {
+    for (const event of await this.deps.store.events()) this.conversation(event.conversation, event.user).events.push(event)
+  }
+
+  /** Starts the turns of every conversation with events waiting, or of one. */
+  resume(only?: ConversationId): void {
+    for (const conversation of this.conversations.values()) if (only === undefined || conversation.id === only) this.pump(conversation)
+  }
+
+  /** Aborts running turns and waits for them; their events stay pending and are replayed from
+   *  the log at the next start. */
+  async stop(): Promise<void> {
+    for (const controller of this.turns.values()) controller.abort(new Error("Steward is stopping"))
+    await Promise.allSettled(this.inflight)
+  }
+
+  /** A turn is running, or events wait for one — unless they wait for the user's answer. */
+  get busy(): boolean {
+    return [...this.conversations.values()].some((c) => c.busy || (c.events.length > 0 && !this.deps.questions.openIn(c.id, "ask_user")))
+  }
+
+  /** Conversations with a turn running now. */
+  inTurn(): Set<ConversationId> {
+    return new Set([...this.conversations.values()].filter((c) => c.busy).map((c) => c.id))
+  }
+
+  /** Whose conversation this is, if Steward has one with that id. */
+  async userOf(id: ConversationId): Promise<UserId | undefined> {
+    return this.conversations.get(id)?.user ?? (await this.deps.store.conversation(id))?.user
+  }
+
+  /** Wakes the conversation's Teller with an event already on record. */
+  enqueue(event: InboxEvent): void {
+    const conversation = this.conversation(event.conversation, event.user)
+    conversation.events.push(event)
+    this.pump(conversation)
+  }
+
+  /** Records a user message (with the platform event id that brought it, when given) and
+   *  queues it. `typed` is what the user wrote (for the history); `text` what the Teller is given. */
+  async userMessage(conversation: ConversationId, user: UserId, typed: string, text: string, platformEventId?: string): Promise<void> {
+    const event: InboxEvent = { id: newId(), conversation, user, kind: "user_message", text, createdAt: new Date().toISOString(), attempts: 0 }
+    await this.deps.store.save({ events: [event], history: [{ id: event.id, conversation, role: "user", text: typed }], seen: platformEventId === undefined ? [] : [platformEventId] })
+    this.enqueue(event)
+  }
+
+  /** /new: later turns use a fresh Teller session; an open question of the old one is closed
+   *  (messages held behind it go to the new session once the conversation resumes). */
+  async newTellerSession(conversation: ConversationId, user: UserId): Promise<void> {
+    const session: SessionRecord = { id: newId(), role: "teller", agent: "teller", conversation, user, createdAt: new Date().toISOString() }
+    await this.deps.questions.dismiss(conversation)
+    await this.deps.store.save({ conversations: [{ id: conversation, user, tellerSessionId: session.id }], sessions: [session] })
+    this.deps.sessions.adopt(session)
+    this.conversation(conversation, user).tellerSessionId = session.id
+  }
+
+  /** The id of the conversation's Teller session, created on first use. */
+  async tellerSessionId(conversation: ConversationId, user: UserId): Promise<string> {
+    return (await this.tellerSession(this.conversation(conversation, user))).info.id
+  }
+
+  /** The reply tool: a reply in a turn that handles a scheduled report is that report, so its
+   *  delivery is recorded on the firing. */
+  async reply(caller: Caller, text: string): Promise<void> {
+    const firingId = caller.role === "teller" ? this.turnFirings.get(caller.conversation)?.values().next().value : undefined
+    await this.deps.outbox.add(caller.conversation, text, `${caller.sessionId}:${caller.callId}`, {}, firingId)
+  }
+
+  private conversation(id: ConversationId, user: UserId): Conversation {
+    let conversation = this.conversations.get(id)
+    if (!conversation) {
+      conversation = { id, user, events: [], busy: false }
+      this.conversations.set(id, conversation)
+    }
+    return conversation
+  }
+
+  /** Turns of one conversation run one at a time, in arrival order. */
+  private pump(conversation: Conversation): void {
+    if (conversation.busy || conversation.events.length === 0 || this.deps.stopping()) return
+    // The Teller is stopped at an ask_user call: it resumes with the answer, and whatever else
+    // arrived meanwhile is handed to it in that turn.
+    if (this.deps.questions.openIn(conversation.id, "ask_user")) return
+    conversation.busy = true
+    this.deps.changed()
+    const run = this.turn(conversation)
+      .catch((error) => this.deps.log.error({ err: error, conversation: conversation.id }, "turn failed unexpectedly"))
+      .finally(() => {
+        conversation.busy = false
+        this.deps.changed()
+        this.pump(conversation)
+      })
+    this.inflight.add(run)
+    void run.finally(() => this.inflight.delete(run))
+  }
+
+  private async turn(conversation: Conversation): Promise<void> {
+    const first = conversation.events[0]!
+    const attempt = { ...first, attempts: first.attempts + 1 }
+    // Not awaited on its own: the store keeps write order, and the turn's first model call waits
+    // for a later write (its input), so the attempt is on disk before anything is acted on.
+    this.deps.store.save({ events: [attempt] }).catch((error) => this.deps.log.error({ err: error }, "could not record a turn attempt"))
+    conversation.events[0] = attempt
+    const session = await this.tellerSession(conversation)
+    if (attempt.attempts > MAX_TURN_ATTEMPTS) {
+      conversation.events.shift()
+      // Results are sent as they are; a message the user can send again.
+      if (attempt.kind === "task_results") await this.relayResults(attempt)
+      else await this.deps.outbox.add(conversation.id, "Sorry — I kept failing while handling your last message, so I stopped. Please send it again.", `giveup:${attempt.id}`)
+      await this.deps.store.save({ eventsDone: [attempt.id] })
+      return
+    }
+    const consumed: InboxEvent[] = []
+    const firings = new Set<string>()
+    this.turnFirings.set(conversation.id, firings)
+    const takeInput = () => {
+      const taken = conversation.events.splice(0, conversation.events.length)
+      consumed.push(...taken)
+      for (const event of taken) if (event.firingId) firings.add(event.firingId)
+      // An answer reaches the Teller as the result of its ask_user call, not as a message.
+      return taken
+        .filter((event) => event.kind !== "answer" && !session.has(event.id))
+        .map((event) => ({ eventId: event.id, text: event.text, fromUser: event.kind === "user_message" }))
+    }
+    const turnStart = session.records.length
+    const controller = new AbortController()
+    let outcome: LoopOutcome
+    let failed = false
+    try {
+      this.turns.set(conversation.id, controller)
+      // The turn acts for whoever wrote the message that started it — in a shared thread not
+      // necessarily the conversation's first user: their memory, their tasks, their rights.
+      outcome = await this.deps.runTeller(session, controller.signal, { conversation: conversation.id, user: attempt.user }, takeInput)
+    } catch (error) {
+      if (this.deps.stopping()) {
+        // Left pending: the next start replays the turn from the log.
+        conversation.events.unshift(...consumed)
+        return
+      }
+      this.deps.log.error({ err: error, conversation: conversation.id }, "Teller turn failed")
+      // The event that started the turn is answered (with the apology) even if the run failed
+      // before taking it, so a failure that repeats does not replay it forever.
+      if (!consumed.includes(attempt)) consumed.unshift(...conversation.events.splice(conversation.events.indexOf(attempt), 1))
+      outcome = { status: "done", text: "" }
+      failed = true
+      const why = error instanceof Error ? error.message : String(error)
+      await this.deps.outbox.add(conversation.id, `Sorry — I could not answer that: ${why}`, `error:${consumed[0]?.id ?? first.id}`)
+    } finally {
+      this.turns.delete(conversation.id)
+      this.turnFirings.delete(conversation.id)
+    }
+    const firingId = firings.values().next().value
+    if (outcome.status === "done" && outcome.text && !this.repliedSince(session, turnStart, consumed)) {
+      // A turn that ends in plain text without calling reply still answers the user.
+      await this.deps.outbox.add(conversation.id, outcome.text, `final:${session.records.at(-1)!.id}`, {}, firingId)
+    }
+    // Task results are never dropped: when the turn failed before the Teller replied, or it
+    // posted nothing for a scheduled run, the results themselves go out.
+    for (const event of consumed) {
+      if (event.kind !== "task_results") continue
+      const relayed = event.firingId ? this.deps.outbox.hasFiring(event.firingId) : !failed || this.repliedSince(session, turnStart, consumed)
+      if (!relayed) await this.relayResults(event)
+    }
+    await this.deps.store.save({ eventsDone: consumed.map((event) => event.id) })
+  }
+
+  /** Sends a batch's results to the user as they are, for when the Teller did not relay them. */
+  private async relayResults(event: InboxEvent): Promise<void> {
+    const heading = event.firingId ? "Scheduled task report" : "Results of your tasks"
+    await this.deps.outbox.add(event.conversation, `${heading}:\n\n${readableReport(event.text)}`, `report:${event.id}`, {}, event.firingId)
+  }
+
+  /** Did the Teller call reply during this turn (including before a crash that replayed it)? */
+  private repliedSince(session: Session, turnStart: number, consumed: InboxEvent[]): boolean {
+    const firstEvent = session.records.findIndex((record) => consumed.some((event) => event.id === record.eventId))
+    const from = firstEvent >= 0 ? Math.min(firstEvent, turnStart) : turnStart
+    return session.records.slice(from).some((record) => toolCalls(record.message).some((call) => call.toolName === "reply"))
+  }
+
+  private async tellerSession(conversation: Conversation): Promise<Session> {
+    const info = (id: string): SessionRecord => ({ id, role: "teller", agent: "teller", conversation: conversation.id, user: conversation.user, createdAt: new Date().toISOString() })
+    if (!conversation.tellerSessionId) {
+      const record = await this.deps.store.conversation(conversation.id)
+      if (record) conversation.tellerSessionId = record.tellerSessionId
+      else {
+        const session = info(newId())
+        await this.deps.store.save({ conversations: [{ id: conversation.id, user: conversation.user, tellerSessionId: session.id }], sessions: [session] })
+        this.deps.sessions.adopt(session)
+        conversation.tellerSessionId = session.id
+      }
+    }
+    return this.deps.sessions.open(info(conversation.tellerSessionId))
+  }
+}

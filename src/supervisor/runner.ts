@@ -1,0 +1,86 @@
+import type { LanguageModel } from "ai"
+import { environment, type Agent, type Agents } from "../agent/agents.ts"
+import { runLoop, type LoopInput, type LoopOutcome } from "../agent/loop.ts"
+import type { Config } from "../config/config.ts"
+import type { ConversationId, Role, TaskRecord, ToolSummary, UserId } from "../core/types.ts"
+import { disabled, type Ruleset } from "../permission/permission.ts"
+import { withheldTools } from "../permission/roles.ts"
+import type { Capabilities } from "../tool/capabilities.ts"
+import type { ToolDefinition } from "../tool/tool.ts"
+import type { Session } from "./sessions.ts"
+
+export interface AgentRunnerDeps {
+  config: Config
+  agents: Agents
+  /** The model for an agent: its own (front matter) or its role's. */
+  model: (agent: Agent) => LanguageModel
+  tools: readonly ToolDefinition[]
+  rules: Record<Role, Ruleset>
+  /** What the tools of every run may use. */
+  capabilities: Capabilities
+  /** Compaction must not make anything said before it unsearchable. */
+  recordCompaction: (user: UserId, summary: string) => Promise<void>
+}
+
+/** One run of an agent over a session. */
+export interface Run {
+  agent: Agent
+  session: Session
+  signal: AbortSignal
+  /** Whom the run acts for: their conversation, their memory, their rights. */
+  where: { conversation: ConversationId; user: UserId }
+  takeInput: LoopInput["takeInput"]
+  /** The task the run executes (Planner and Worker runs). */
+  taskId?: string
+  onTool?: (summary: ToolSummary) => void
+}
+
+/** Runs an agent through the shared agent loop with its role's tools, rules and limits. */
+export class AgentRunner {
+  private agentTools = new Map<string, readonly ToolDefinition[]>()
+
+  constructor(private readonly deps: AgentRunnerDeps) {}
+
+  run({ agent, session, signal, where, takeInput, taskId, onTool }: Run): Promise<LoopOutcome> {
+    const role = agent.role as Role
+    const { config, rules } = this.deps
+    return runLoop({
+      model: this.deps.model(agent),
+      system: `${agent.prompt}\n\n${environment(new Date(), where)}`,
+      compactionSystem: this.deps.agents.compaction.prompt,
+      tools: this.toolsOf(agent),
+      rules: rules[role],
+      log: session,
+      context: { role, agent: agent.name, conversation: where.conversation, user: where.user, sessionId: session.info.id, taskId, abort: signal, ...this.deps.capabilities },
+      maxSteps: config.maxSteps[role],
+      maxRetries: config.maxRetries,
+      usableTokens: config.context.contextTokens - config.context.outputTokens,
+      takeInput,
+      onTool,
+      onCompacted: role === "teller" ? (summary) => this.deps.recordCompaction(where.user, summary) : undefined,
+    })
+  }
+
+  /** Runs a task: the Planner, or its worker type, given the task's prompt once. */
+  runTask(task: TaskRecord, session: Session, signal: AbortSignal, onTool: (summary: ToolSummary) => void): Promise<LoopOutcome> {
+    const agent = task.role === "planner" ? this.deps.agents.planner : this.deps.agents.workers.get(task.agent)
+    if (!agent) return Promise.reject(new Error(`unknown worker type "${task.agent}"`))
+    const takeInput = () => (session.has(task.id) ? [] : [{ eventId: task.id, text: task.prompt, fromUser: true }])
+    return this.run({ agent, session, signal, where: task, takeInput, taskId: task.id, onTool })
+  }
+
+  /** The tools an agent is offered: what its role's rules do not disable and the role table
+   *  does not withhold, narrowed by its own `tools` list. Computed once per agent, so the loop
+   *  can reuse the SDK's tool objects. */
+  private toolsOf(agent: Agent): readonly ToolDefinition[] {
+    let tools = this.agentTools.get(agent.name)
+    if (!tools) {
+      const role = agent.role as Role
+      const off = disabled(this.deps.tools.map((tool) => tool.id), this.deps.rules[role])
+      for (const id of withheldTools(role)) off.add(id)
+      tools = this.deps.tools.filter((tool) => !off.has(tool.id) && (!agent.tools || agent.tools.includes(tool.id)))
+      this.agentTools.set(agent.name, tools)
+    }
+    return tools
+  }
+}

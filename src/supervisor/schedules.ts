@@ -1,0 +1,71 @@
+import type { Logger } from "pino"
+import type { Access } from "../access/access.ts"
+import { channelOf } from "../channel/channel.ts"
+import type { Outbox } from "../channel/outbox.ts"
+import type { ConversationId, TriggerRecord, UserId } from "../core/types.ts"
+import { mayReportTo } from "../permission/roles.ts"
+import type { ScheduleRequest } from "../schedule/request.ts"
+import type { Scheduler } from "../schedule/scheduler.ts"
+import type { OutboxRecord } from "../store/records.ts"
+import { newId } from "../store/store.ts"
+import type { Caller, ScheduleCapability } from "../tool/capabilities.ts"
+import { ToolError } from "../tool/tool.ts"
+
+export interface SchedulesDeps {
+  scheduler: Scheduler
+  outbox: Outbox
+  access: Access
+  /** Whose conversation this is, if Steward has one with that id. */
+  userOf: (conversation: ConversationId) => Promise<UserId | undefined>
+  log: Logger
+}
+
+/**
+ * Schedules as the rest of Steward meets them: the `schedule` tool's checks before the
+ * Scheduler creates a trigger, what the owner of a trigger is told, and the delivery of each
+ * scheduled report recorded on its firing.
+ */
+export class Schedules implements ScheduleCapability {
+  constructor(private readonly deps: SchedulesDeps) {}
+
+  async schedule(caller: Caller, request: ScheduleRequest): Promise<{ taskId: string }> {
+    if (request.target !== undefined) await this.checkTarget(request.target, caller.user)
+    return this.deps.scheduler.create(request, { conversation: caller.conversation, user: caller.user, origin: `${caller.sessionId}:${caller.callId}` })
+  }
+
+  /** Something the trigger's owner must hear that no run will report (the Scheduler's host). */
+  async notify(trigger: TriggerRecord, text: string): Promise<void> {
+    await this.deps.outbox.add(trigger.conversation, text, `notice:${trigger.id}:${newId()}`)
+  }
+
+  /** Records a scheduled report's delivery on its firing; a report given up is also told to the
+   *  trigger's owner, so no schedule fails silently. */
+  async settled(record: OutboxRecord): Promise<void> {
+    if (!record.firingId) return
+    const { scheduler, outbox } = this.deps
+    try {
+      if (record.status === "delivered") return await scheduler.delivered(record.firingId, record.messageId!)
+      await scheduler.deliveryFailed(record.firingId, record.error ?? "not delivered")
+      const triggerId = record.firingId.split("/")[0]!
+      const owner = scheduler.owner(triggerId)
+      if (owner && owner !== record.conversation) {
+        await outbox.add(owner, `A scheduled report could not be delivered to ${record.conversation}: ${record.error ?? "unknown error"}`, `undelivered:${record.id}`)
+      }
+    } catch (error) {
+      this.deps.log.error({ err: error, firing: record.firingId }, "could not record a report's delivery")
+    }
+  }
+
+  /** A report target must be a conversation of a channel that runs here, and one the user may
+   *  post to (the role table's mayReportTo). */
+  private async checkTarget(target: ConversationId, user: UserId): Promise<void> {
+    const channels = this.deps.outbox.channelNames()
+    if (!/^[a-z]+:\S+$/.test(target) || !channels.includes(channelOf(target))) {
+      throw new ToolError(`target "${target}" is not a conversation of a running channel: expected <channel>:<id> with channel one of ${channels.join(", ")}`)
+    }
+    const owner = this.deps.access.isOwner(user)
+    if (!mayReportTo({ id: user, owner }, owner ? undefined : await this.deps.userOf(target))) {
+      throw new ToolError(`target "${target}" is not a conversation of yours; reports can go to this conversation or another of your own`)
+    }
+  }
+}

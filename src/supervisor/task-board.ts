@@ -1,0 +1,371 @@
+import type { Logger } from "pino"
+import { DEFAULT_WORKER } from "../agent/agents.ts"
+import type { LoopOutcome } from "../agent/loop.ts"
+import type { Config } from "../config/config.ts"
+import { TERMINAL, type Condition, type ConversationId, type FiringRecord, type ProgressUpdate, type TaskRecord, type TaskStatus, type ToolSummary, type TriggerRecord, type UserId } from "../core/types.ts"
+import { delegateTarget, refusal } from "../permission/roles.ts"
+import { whyNever } from "../schedule/condition.ts"
+import type { Scheduler } from "../schedule/scheduler.ts"
+import type { InboxEvent } from "../store/records.ts"
+import { newId, type Store, type StoredRecords } from "../store/store.ts"
+import type { Caller, DelegateRequest, ListTasksFilter, TaskCapability, TaskSummary } from "../tool/capabilities.ts"
+import { ToolError } from "../tool/tool.ts"
+import { TaskQueue } from "./queue.ts"
+import { reportText } from "./report.ts"
+import type { Session, Sessions } from "./sessions.ts"
+import { isBatchHead, newTask, sessionOf } from "./task-records.ts"
+
+export interface TaskBoardDeps {
+  config: Config
+  store: Store
+  sessions: Sessions
+  scheduler: Scheduler
+  log: Logger
+  /** Runs a task's agent (the Planner or its worker type) over its session to the end. */
+  run: (task: TaskRecord, session: Session, signal: AbortSignal, onTool: (summary: ToolSummary) => void) => Promise<LoopOutcome>
+  /** A batch ended: the event with its results wakes the conversation's Teller. */
+  wake: (event: InboxEvent) => void
+  /** The Teller session of a conversation, the parent of the tasks a command or a trigger starts. */
+  tellerSessionId: (conversation: ConversationId, user: UserId) => Promise<string>
+  /** What a running task is doing, for its channel. */
+  progress: (conversation: ConversationId, update: ProgressUpdate) => void
+  /** Work moved: started, ended or queued. */
+  changed: () => void
+  /** Steward is stopping: nothing new starts, and a run cut short goes back to the queue. */
+  stopping: () => boolean
+}
+
+class Cancelled extends Error {}
+class TimedOut extends Error {}
+
+/**
+ * The task board: every Planner and Worker task, its queue (by priority), the concurrency
+ * limit, timeouts, a Planner's staged worker tasks (committed all or none when it succeeds)
+ * and the report that wakes the Teller once a batch has ended. Each change is written to the
+ * store before it is acted on.
+ */
+export class TaskBoard implements TaskCapability {
+  private tasks = new Map<string, TaskRecord>()
+  private byOrigin = new Map<string, string>()
+  private workerQueue = new TaskQueue()
+  private plannerQueue = new TaskQueue()
+  private running = new Map<string, AbortController>()
+  private progress = new Map<string, ToolSummary[]>()
+  /** Task runs under way, so stop() can wait for them. */
+  private inflight = new Set<Promise<unknown>>()
+
+  constructor(private readonly deps: TaskBoardDeps) {}
+
+  /** Takes the tasks found at start-up (see recovery.ts): queued one-shot tasks join their queue;
+   *  conditional ones wait for their condition once the scheduler runs (resume). */
+  load(tasks: TaskRecord[]): void {
+    for (const task of tasks) this.track(task)
+    for (const task of this.tasks.values()) if (task.status === "queued" && task.type !== "conditional") this.queueOf(task).push(task.id, task.priority)
+  }
+
+  /** Wakes the Teller for every batch that ended but was not reported before a stop. */
+  async reportEnded(): Promise<void> {
+    for (const task of this.tasks.values()) if (TERMINAL.has(task.status)) await this.reportIfDone(task)
+  }
+
+  /** Starts the condition waits and the queues. */
+  resume(): void {
+    for (const task of this.tasks.values()) if (task.status === "queued" && task.type === "conditional") this.awaitCondition(task)
+    this.dispatch()
+  }
+
+  /** Aborts running tasks and waits for them to wind down; they go back to the queue without
+   *  counting the attempt — a shutdown is not a crash. */
+  async stop(): Promise<void> {
+    for (const controller of this.running.values()) controller.abort(new Error("Steward is stopping"))
+    await Promise.allSettled(this.inflight)
+  }
+
+  get busy(): boolean {
+    return this.running.size > 0 || this.workerQueue.size > 0 || this.plannerQueue.size > 0
+  }
+
+  /** Conversations with a task running now. */
+  runningIn(): Set<ConversationId> {
+    const conversations = new Set<ConversationId>()
+    for (const id of this.running.keys()) {
+      const task = this.tasks.get(id)
+      if (task) conversations.add(task.conversation)
+    }
+    return conversations
+  }
+
+  get(taskId: string): TaskRecord | undefined {
+    return this.tasks.get(taskId)
+  }
+
+  /** A conversation's tasks that have not ended, oldest first. */
+  openIn(conversation: ConversationId): TaskRecord[] {
+    return [...this.tasks.values()].filter((task) => task.conversation === conversation && !TERMINAL.has(task.status))
+  }
+
+  // ── the task capability (delegate, list_tasks, cancel_task) ─────────────────
+
+  async delegate(caller: Caller, request: DelegateRequest): Promise<{ taskId: string }> {
+    const origin = `${caller.sessionId}:${caller.callId}`
+    const known = this.byOrigin.get(origin) ?? this.tasks.get(caller.taskId ?? "")?.staged?.find((t) => t.origin === origin)?.id
+    if (known) return { taskId: known }
+    // Whatever rules a permissions file adds, the role table decides who may delegate to whom.
+    const role = delegateTarget(caller.role)
+    if (!role) throw new ToolError(refusal(caller.role, "delegate"))
+    const continued = request.sessionId ? await this.deps.sessions.exists(request.sessionId) : undefined
+    // An unknown or foreign session id starts fresh rather than failing the call; so does one
+    // that an unfinished task is still using, since two runs cannot share one session log.
+    const continues = continued !== undefined && continued.conversation === caller.conversation && continued.role === role && !this.sessionInUse(continued.id)
+    const task: TaskRecord = {
+      ...newTask(caller, origin, role, role === "planner" ? "planner" : (request.worker ?? DEFAULT_WORKER)),
+      type: request.type,
+      condition: request.condition,
+      prompt: request.prompt,
+      priority: request.priority,
+      timeout: request.timeout,
+      sessionId: continues ? continued.id : newId(),
+      continuesSession: continues || undefined,
+    }
+    if (role === "worker") {
+      // Staged in the Planner's record; committed only when the Planner succeeds.
+      const planner = this.tasks.get(caller.taskId!)!
+      const update = { ...planner, staged: [...(planner.staged ?? []), task] }
+      await this.deps.store.save({ tasks: [update] })
+      this.track(update)
+      return { taskId: task.id }
+    }
+    const session = continues ? undefined : sessionOf(task)
+    await this.deps.store.save({ tasks: [task], sessions: session ? [session] : [] })
+    if (session) this.deps.sessions.adopt(session)
+    this.track(task)
+    this.plannerQueue.push(task.id, task.priority)
+    this.dispatch()
+    return { taskId: task.id }
+  }
+
+  async listTasks(caller: Caller, filter: ListTasksFilter): Promise<TaskSummary[]> {
+    const statuses: TaskStatus[] = filter.scope === "queue" ? ["queued"] : filter.scope === "running" ? ["running"] : filter.scope === "all" ? ["queued", "running"] : []
+    const tasks: TaskSummary[] = [...this.tasks.values()]
+      .filter((task) => task.conversation === caller.conversation && statuses.includes(task.status) && (!filter.role || task.role === filter.role))
+      .map((task) => ({ id: task.id, type: task.role === "planner" ? "planner" : task.type, prompt: task.prompt.slice(0, 100), priority: task.priority, status: task.status, createdAt: task.createdAt }))
+    const withTriggers = (filter.scope === "triggers" || filter.scope === "all") && !filter.role
+    const triggers: TaskSummary[] = withTriggers
+      ? this.deps.scheduler
+          .list(caller.conversation)
+          .map((t) => ({ id: t.id, type: `trigger:${t.kind}`, prompt: t.prompt, priority: 5, status: t.status, createdAt: t.createdAt, nextRunAt: t.nextRunAt, lastOutcome: t.lastOutcome }))
+      : []
+    return [...tasks, ...triggers]
+  }
+
+  /** Cancels a queued task of the caller's conversation; a running one is not touched (seed 002). */
+  async cancelTask(caller: Caller, taskId: string): Promise<boolean> {
+    if (await this.deps.scheduler.cancel(taskId, caller.conversation)) return true
+    const task = this.tasks.get(taskId)
+    if (!task || task.conversation !== caller.conversation || task.status !== "queued") return false
+    await this.finish(task, { status: "cancelled", error: "cancelled before it started" })
+    return true
+  }
+
+  /** Aborts a task and, through their parent link, every task it committed — also when the
+   *  task itself has already ended (a Planner ends before its workers run). */
+  async abort(taskId: string, reason = "cancelled"): Promise<boolean> {
+    const task = this.tasks.get(taskId)
+    if (!task) return false
+    let aborted = false
+    for (const child of [...this.tasks.values()]) if (child.parentTaskId === taskId) aborted = (await this.abort(child.id, reason)) || aborted
+    if (TERMINAL.has(task.status)) return aborted
+    if (task.status === "running") this.running.get(task.id)?.abort(new Cancelled(reason))
+    else await this.finish(task, { status: "cancelled", error: reason })
+    return true
+  }
+
+  // ── tasks started without a model deciding ─────────────────────────────────
+
+  /** A task of its own that a command starts (`/review`, `@researcher`); its result wakes the
+   *  Teller like any batch. */
+  async startCommand(caller: { conversation: ConversationId; user: UserId }, origin: string, agent: string, prompt: string, command: string, also: Partial<StoredRecords>): Promise<void> {
+    const role = agent === "planner" ? "planner" : "worker"
+    const sessionId = await this.deps.tellerSessionId(caller.conversation, caller.user)
+    await this.enqueue({ ...newTask({ ...caller, sessionId }, origin, role, agent), prompt: prompt || "(no arguments)", command }, also)
+  }
+
+  /** A firing's run: a worker task of its own in the report's conversation, whose result wakes
+   *  that conversation's Teller. Idempotent by firing, as the Scheduler requires. */
+  async startRun(trigger: TriggerRecord, firing: FiringRecord): Promise<string> {
+    const origin = `firing:${firing.id}`
+    const known = this.byOrigin.get(origin)
+    if (known) return known
+    const conversation = trigger.target ?? trigger.conversation
+    const sessionId = await this.deps.tellerSessionId(conversation, trigger.user)
+    const task: TaskRecord = {
+      ...newTask({ conversation, user: trigger.user, sessionId }, origin, "worker", DEFAULT_WORKER),
+      prompt: trigger.prompt,
+      timeout: trigger.timeout,
+      firingId: firing.id,
+    }
+    await this.enqueue(task)
+    return task.id
+  }
+
+  taskStatus(taskId: string): TaskStatus | undefined {
+    const task = this.tasks.get(taskId)
+    if (task) return task.status
+    // A worker task staged by a Planner still running exists, but is not committed yet.
+    for (const planner of this.tasks.values()) if (planner.staged?.some((staged) => staged.id === taskId)) return "queued"
+    return undefined
+  }
+
+  // ── the queues ──────────────────────────────────────────────────────────────
+
+  /** Writes a new task with its session (and whatever else `also` holds) and queues it. */
+  private async enqueue(task: TaskRecord, also: Partial<StoredRecords> = {}): Promise<void> {
+    const session = sessionOf(task)
+    await this.deps.store.save({ ...also, tasks: [task], sessions: [session] })
+    this.deps.sessions.adopt(session)
+    this.track(task)
+    this.queueOf(task).push(task.id, task.priority)
+    this.dispatch()
+  }
+
+  private sessionInUse(sessionId: string): boolean {
+    for (const task of this.tasks.values()) {
+      if (task.sessionId === sessionId && !TERMINAL.has(task.status)) return true
+      if (task.staged?.some((staged) => staged.sessionId === sessionId)) return true
+    }
+    return false
+  }
+
+  /** A conditional task joins the worker queue once its condition holds; one that can never
+   *  hold is cancelled with that reason, which reports it. */
+  private awaitCondition(task: TaskRecord): void {
+    this.deps.scheduler.wait(task.id, task.condition as Condition, task.createdAt, (result) => {
+      const current = this.tasks.get(task.id)
+      if (current?.status !== "queued") return
+      if (result === "holds") {
+        this.workerQueue.push(current.id, current.priority)
+        this.dispatch()
+      } else {
+        const why = whyNever(task.condition as Condition, (id) => this.taskStatus(id))
+        this.finish(current, { status: "cancelled", error: `its condition can never hold: ${why}` }).catch((error) => this.deps.log.error({ err: error, task: task.id }, "could not cancel a conditional task"))
+      }
+    })
+  }
+
+  private track(task: TaskRecord): void {
+    this.tasks.set(task.id, task)
+    this.byOrigin.set(task.origin, task.id)
+  }
+
+  private queueOf(task: TaskRecord): TaskQueue {
+    return task.role === "planner" ? this.plannerQueue : this.workerQueue
+  }
+
+  private dispatch(): void {
+    if (this.deps.stopping()) return
+    const limit = this.deps.config.workerConcurrency
+    for (const [queue, role] of [[this.workerQueue, "worker"], [this.plannerQueue, "planner"]] as const) {
+      const running = () => [...this.running.keys()].filter((id) => this.tasks.get(id)?.role === role).length
+      while (queue.size > 0 && running() < limit) {
+        const task = this.tasks.get(queue.shift()!)
+        if (task?.status === "queued") this.execute(task)
+      }
+    }
+    this.deps.changed()
+  }
+
+  private execute(queued: TaskRecord): void {
+    const controller = new AbortController()
+    this.running.set(queued.id, controller)
+    const seconds = queued.timeout ?? this.deps.config.timeouts[queued.role]
+    const timer = setTimeout(() => controller.abort(new TimedOut(`timed out after ${seconds} s`)), seconds * 1000)
+    const task: TaskRecord = { ...queued, status: "running", attempts: queued.attempts + 1, startedAt: now() }
+    const run = this.deps.store
+      .save({ tasks: [task] })
+      .then(async () => {
+        this.track(task)
+        const session = await this.deps.sessions.open(sessionOf(task))
+        return this.deps.run(task, session, controller.signal, (summary) => this.onTool(task.id, summary))
+      })
+      .then(
+        (outcome) => this.finish(this.tasks.get(task.id)!, { status: "completed", result: outcome.status === "done" ? outcome.text : "" }),
+        (error) => {
+          if (this.deps.stopping()) return this.deps.store.save({ tasks: [{ ...this.tasks.get(task.id)!, status: "queued", attempts: task.attempts - 1 }] })
+          const reason = controller.signal.reason
+          const status: TaskStatus = reason instanceof TimedOut ? "timed_out" : reason instanceof Cancelled ? "cancelled" : "failed"
+          return this.finish(this.tasks.get(task.id)!, { status, error: controller.signal.aborted ? errorText(reason) : errorText(error) })
+        },
+      )
+      .catch((error) => this.deps.log.error({ err: error, task: task.id }, "could not record the end of a task"))
+      .finally(() => {
+        clearTimeout(timer)
+        this.running.delete(task.id)
+        this.deps.sessions.forget(task.sessionId)
+        this.dispatch()
+      })
+    this.inflight.add(run)
+    void run.finally(() => this.inflight.delete(run))
+  }
+
+  /** Records a task's end; a Planner's success commits its staged worker tasks in the same write. */
+  private async finish(task: TaskRecord, end: Pick<TaskRecord, "status"> & Partial<Pick<TaskRecord, "result" | "error">>): Promise<void> {
+    this.queueOf(task).remove(task.id)
+    const committed = end.status === "completed" ? (task.staged ?? []).map((child) => ({ ...child, parentTaskId: task.id, createdAt: now() })) : []
+    const update: TaskRecord = { ...task, ...end, endedAt: now(), staged: undefined, children: task.role === "planner" ? committed.map((c) => c.id) : undefined }
+    const sessions = committed.filter((child) => !child.continuesSession).map((child) => sessionOf(child))
+    await this.deps.store.save({ tasks: [update, ...committed], sessions })
+    this.track(update)
+    for (const session of sessions) this.deps.sessions.adopt(session)
+    for (const child of committed) {
+      this.track(child)
+      if (child.type === "conditional") this.awaitCondition(child)
+      else this.workerQueue.push(child.id, child.priority)
+    }
+    if (task.type === "conditional") this.deps.scheduler.unwait(task.id)
+    await this.deps.scheduler.taskEnded(task.id, update.status)
+    this.progress.delete(task.id)
+    this.deps.progress(task.conversation, { taskId: task.id, agent: task.agent, state: "done", tools: [] })
+    this.deps.log.info({ task: task.id, role: task.role, status: update.status, committed: committed.length }, "task ended")
+    const head = isBatchHead(update) ? update : this.tasks.get(task.parentTaskId!)
+    if (head) await this.reportIfDone(head)
+    this.dispatch()
+  }
+
+  /** Wakes the Teller once, when a batch has ended: its head (see isBatchHead) and every one-shot
+   *  worker task the head committed. A conditional task reports on its own when it ends. */
+  private async reportIfDone(head: TaskRecord): Promise<void> {
+    if (!isBatchHead(head) || head.reported || !TERMINAL.has(head.status)) return
+    const batch = [head, ...(head.children ?? []).map((id) => this.tasks.get(id)!).filter((task) => task?.type !== "conditional")]
+    if (batch.some((task) => !task || !TERMINAL.has(task.status))) return
+    const event: InboxEvent = {
+      id: newId(),
+      conversation: head.conversation,
+      user: head.user,
+      kind: "task_results",
+      text: reportText(batch),
+      createdAt: now(),
+      attempts: 0,
+      firingId: head.firingId,
+    }
+    const update = { ...head, reported: true }
+    await this.deps.store.save({ tasks: [update], events: [event] })
+    this.track(update)
+    this.deps.wake(event)
+  }
+
+  private onTool(taskId: string, summary: ToolSummary): void {
+    const task = this.tasks.get(taskId)
+    if (!task) return
+    const tools = (this.progress.get(taskId) ?? []).filter((t) => t.id !== summary.id).concat(summary)
+    this.progress.set(taskId, tools)
+    this.deps.progress(task.conversation, { taskId, agent: task.agent, state: "running", tools })
+  }
+}
+
+function now(): string {
+  return new Date().toISOString()
+}
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error)
+}
