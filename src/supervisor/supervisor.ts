@@ -6,7 +6,7 @@ import { channelOf, type Channel } from "../channel/channel.ts"
 import { Outbox } from "../channel/outbox.ts"
 import { loadCommands } from "../command/commands.ts"
 import type { Config } from "../config/config.ts"
-import type { CommandInfo, ConversationId, InboundMessage, Role, UserId } from "../core/types.ts"
+import type { ConversationId, Role, UserId } from "../core/types.ts"
 import type { Ruleset } from "../permission/permission.ts"
 import { Asking } from "../question/asking.ts"
 import { Questions } from "../question/questions.ts"
@@ -148,16 +148,6 @@ export class Supervisor {
     await this.scheduler.stop()
     await Promise.all([this.tasks.stop(), this.conversations.stop()])
     await this.outbox.stop()
-  }
-
-  /** Takes a chat message or button press (see InboundGate). */
-  inbound(message: InboundMessage): Promise<boolean> {
-    return this.gate.inbound(message)
-  }
-
-  /** The commands users may type, for channels that list them. */
-  commands(): CommandInfo[] {
-    return this.gate.commands()
   }
 
   /** Resolves once nothing is queued, running or waiting to be sent. */
