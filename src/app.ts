@@ -12,7 +12,9 @@ import { Store } from "./store/store.ts"
 import { Outbox } from "./supervisor/outbox.ts"
 import { Supervisor } from "./supervisor/supervisor.ts"
 import { HooksServer } from "./hooks/hooks.ts"
-import { allTools } from "./tool/registry.ts"
+import { startMcp, type McpHub } from "./mcp/hub.ts"
+import { searchProvider } from "./search/provider.ts"
+import { allTools, builtInToolIds } from "./tool/registry.ts"
 import type { MemoryService } from "./tool/services.ts"
 
 export const PROMPTS_DIR = new URL("../prompts/", import.meta.url).pathname
@@ -22,6 +24,8 @@ export interface App {
   store: Store
   /** Where POST /hooks/<name> listens, when HOOKS_TOKEN is set. */
   hooksPort?: number
+  /** The MCP servers of MCP_CONFIG, when it is set. */
+  mcp?: McpHub
   stop(): Promise<void>
 }
 
@@ -44,12 +48,14 @@ export async function startApp(
   for (const agent of agents.workers.values()) if (agent.model) checkProvider(specOf(agent), config)
   const workerTypes = [...agents.workers.values()].map((w) => ({ name: w.name, description: w.description }))
   const extra = config.permissionsFile ? readPermissions(config.permissionsFile) : undefined
-  const rules = { teller: forRole("teller", extra), planner: forRole("planner", extra), worker: forRole("worker", extra) }
+  const mcp = await startMcp(config, log, builtInToolIds())
+  const tools = [...allTools(workerTypes, searchProvider(config.search)), ...(mcp?.families() ?? [])]
+  const rules = { teller: forRole("teller", extra), planner: forRole("planner", extra), worker: forRole("worker", extra, mcp?.grants()) }
   const store = await Store.open(config.dataDir)
   const byName = new Map(channels.map((channel) => [channel.name, channel]))
   let supervisor: Supervisor | undefined
   const outbox = new Outbox(store, byName, log, () => supervisor?.events.emit("change"))
-  supervisor = new Supervisor({ config, store, outbox, agents, model, tools: allTools(workerTypes), rules, memory, log, commandsDir: join(promptsDir, "commands") })
+  supervisor = new Supervisor({ config, store, outbox, agents, model, tools, rules, memory, log, commandsDir: join(promptsDir, "commands") })
   await outbox.load()
   await supervisor.start()
   const running = supervisor
@@ -67,10 +73,12 @@ export async function startApp(
     supervisor: running,
     store,
     hooksPort,
+    mcp,
     async stop() {
       await hooks?.stop()
       for (const channel of channels) await channel.stop()
       await running.stop()
+      await mcp?.stop()
       await outbox.stop()
       await store.close()
     },
