@@ -1,8 +1,5 @@
 import type { z } from "zod"
 
-// A search that has not answered in 15 s is not coming; the run's own abort cuts it shorter.
-const TIMEOUT_MS = 15_000
-
 /** A failed search, worded for the model that asked for it. */
 export class SearchError extends Error {
   override name = "SearchError"
@@ -13,8 +10,8 @@ export class SearchError extends Error {
  * wrong — unreachable, slow, rate limited, refused, a server error, an answer that is not the
  * expected JSON — is a SearchError saying what happened and whether trying later may help.
  */
-export async function requestJson<T>(provider: string, url: URL, init: RequestInit, shape: z.ZodType<T>, signal: AbortSignal): Promise<T> {
-  const deadline = AbortSignal.timeout(TIMEOUT_MS)
+export async function requestJson<T>(provider: string, url: URL, init: RequestInit, shape: z.ZodType<T>, signal: AbortSignal, timeoutMs: number): Promise<T> {
+  const deadline = AbortSignal.timeout(timeoutMs)
   let response: Response
   let body: string
   try {
@@ -22,7 +19,7 @@ export async function requestJson<T>(provider: string, url: URL, init: RequestIn
     body = await response.text()
   } catch (error) {
     signal.throwIfAborted()
-    if (deadline.aborted) throw new SearchError(`${provider} search did not answer within ${TIMEOUT_MS / 1000} s; try again later`)
+    if (deadline.aborted) throw new SearchError(`${provider} search did not answer within ${timeoutMs / 1000} s; try again later`)
     throw new SearchError(`${provider} search could not be reached: ${causeOf(error)}`)
   }
   if (!response.ok) throw new SearchError(statusMessage(provider, response, body))

@@ -7,7 +7,7 @@ const Answer = z.object({
 })
 
 /** Tavily: POST <apiUrl> {query, max_results}, key as a bearer token. */
-export function tavily(apiKey: string, apiUrl: string): SearchProvider {
+export function tavily(apiKey: string, apiUrl: string, timeoutMs: number): SearchProvider {
   return {
     name: "tavily",
     async search(query, limit, signal) {
@@ -16,7 +16,7 @@ export function tavily(apiKey: string, apiUrl: string): SearchProvider {
         headers: { "content-type": "application/json", accept: "application/json", authorization: `Bearer ${apiKey}` },
         body: JSON.stringify({ query, max_results: limit }),
       }
-      const answer = await requestJson("tavily", new URL(apiUrl), init, Answer, signal)
+      const answer = await requestJson("tavily", new URL(apiUrl), init, Answer, signal, timeoutMs)
       return answer.results.slice(0, limit).map((hit) => ({ title: plain(hit.title), url: hit.url, snippet: plain(hit.content ?? "") }))
     },
   }
