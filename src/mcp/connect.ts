@@ -43,8 +43,14 @@ async function connectStdio(spec: StdioServerConfig, options: ConnectOptions): P
     }
   })
   const client = new Client(CLIENT_INFO)
-  await connectOrClose(client, transport, options.timeoutMs)
-  return { client, transport: "stdio", stderrTail: () => [...tail, partial.trim()].filter(Boolean).join(" | ") }
+  const stderrTail = () => [...tail, partial.trim()].filter(Boolean).join(" | ")
+  try {
+    await connectOrClose(client, transport, options.timeoutMs)
+  } catch (error) {
+    // "Connection closed" says little; what the server wrote before exiting says why.
+    throw new Error(withStderr(messageOf(error), stderrTail()))
+  }
+  return { client, transport: "stdio", stderrTail }
 }
 
 /** Streamable HTTP first; a server that refuses it may be an older one that speaks HTTP+SSE. */
@@ -81,6 +87,10 @@ async function connectOrClose(client: Client, transport: Parameters<Client["conn
     await client.close().catch(() => {})
     throw error
   }
+}
+
+export function withStderr(reason: string, stderrTail: string): string {
+  return stderrTail ? `${reason}; stderr: ${stderrTail}` : reason
 }
 
 export function messageOf(error: unknown): string {

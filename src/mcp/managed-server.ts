@@ -2,7 +2,7 @@ import type { Tool } from "@modelcontextprotocol/sdk/types.js"
 import type { Logger } from "pino"
 import type { ToolDefinition } from "../tool/tool.ts"
 import type { McpServerConfig } from "./config.ts"
-import { connect, messageOf, type Connection } from "./connect.ts"
+import { connect, messageOf, withStderr, type Connection } from "./connect.ts"
 import { toolName } from "./names.ts"
 import { mcpTool } from "./tools.ts"
 
@@ -112,14 +112,14 @@ export class ManagedServer {
       this.current = this.define(connection, listed)
       this.state = "running"
       const live = connection
-      live.client.onclose = () => this.lost(live, withStderr("the connection closed", live))
+      live.client.onclose = () => this.lost(live, withStderr("the connection closed", live.stderrTail()))
       live.client.onerror = (error) => log.debug({ mcp: this.name, err: error }, "MCP transport error")
       // The first start is reported with all the others by the hub; a restart by itself.
       if (this.attempts > 1) log.info({ mcp: this.status() }, `MCP server ${this.name} running again, tools: ${this.current.map((tool) => tool.id).join(", ") || "none"}`)
     } catch (error) {
       await connection?.client.close().catch(() => {})
       if (this.state === "stopped") return
-      this.retry(connection ? withStderr(messageOf(error), connection) : messageOf(error))
+      this.retry(connection ? withStderr(messageOf(error), connection.stderrTail()) : messageOf(error))
     }
   }
 
@@ -187,9 +187,4 @@ async function listTools(connection: Connection, timeoutMs: number): Promise<Too
     cursor = page.nextCursor
   } while (cursor)
   return tools
-}
-
-function withStderr(reason: string, connection: Connection): string {
-  const tail = connection.stderrTail()
-  return tail ? `${reason}; stderr: ${tail}` : reason
 }

@@ -4,11 +4,13 @@ import { join } from "node:path"
 import pino, { type Logger } from "pino"
 import type { ToolContext, ToolDefinition } from "../../src/tool/tool.ts"
 
-/** mcp.json entry that runs the fake stdio server with this Node and tsx. */
+/** mcp.json entry that runs the fake stdio server with this Node and tsx (by path, so that any
+ *  working folder will do). */
 export function stdioServer(env: Record<string, string> = {}, cwd?: string) {
-  return { command: process.execPath, args: ["--import", "tsx", FAKE_STDIO], env, ...(cwd ? { cwd } : {}) }
+  return { command: process.execPath, args: ["--import", TSX, FAKE_STDIO], env, ...(cwd ? { cwd } : {}) }
 }
-export const FAKE_STDIO = new URL("../fakes/mcp-stdio.ts", import.meta.url).pathname
+const FAKE_STDIO = new URL("../fakes/mcp-stdio.ts", import.meta.url).pathname
+const TSX = new URL("../../node_modules/tsx/dist/loader.mjs", import.meta.url).href
 
 /** Writes an MCP_CONFIG file and returns its path. */
 export function mcpConfigFile(servers: Record<string, unknown>): string {
