@@ -3,7 +3,8 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterEach, describe, expect, it } from "vitest"
 import { readMcpConfig } from "../../src/mcp/config.ts"
-import { McpHub } from "../../src/mcp/hub.ts"
+import { loadConfig } from "../../src/config/config.ts"
+import { McpHub, mcpStatus } from "../../src/mcp/hub.ts"
 import { MAX_RESULT_CHARS } from "../../src/mcp/tools.ts"
 import { ToolError, type ToolDefinition } from "../../src/tool/tool.ts"
 import { startMcpHttpServer, type FakeMcpHttp } from "../fakes/mcp-http.ts"
@@ -149,5 +150,21 @@ describe("a remote server", () => {
     await http({ port: server.port })
     await waitFor(() => hub.status()[0]!.state === "running", 10_000)
     expect(await callTool(tool("remote_echo"), { text: "again" })).toEqual({ text: "echo: again" })
+  })
+})
+
+describe("mcpStatus", () => {
+  it("starts the servers of MCP_CONFIG for one look and reports each one's state, tools and last error", async () => {
+    const { log } = recordingLogger()
+    const config = loadConfig({ MODEL: "openai:m", OPENAI_API_KEY: "k", MCP_CONFIG: mcpConfigFile({ fake: stdioServer(), gone: { url: "http://127.0.0.1:1/mcp" } }) })
+    const statuses = await mcpStatus(config, log)
+    expect(statuses).toEqual([
+      expect.objectContaining({ name: "fake", state: "running", transport: "stdio", tools: expect.arrayContaining(["fake_echo"]) }),
+      expect.objectContaining({ name: "gone", state: "restarting", tools: [], lastError: expect.stringContaining("Streamable HTTP") }),
+    ])
+  })
+
+  it("is empty without MCP_CONFIG", async () => {
+    expect(await mcpStatus(loadConfig({ MODEL: "openai:m", OPENAI_API_KEY: "k" }), recordingLogger().log)).toEqual([])
   })
 })
