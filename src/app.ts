@@ -11,7 +11,9 @@ import { forRole, parseConfig } from "./permission/roles.ts"
 import { Store } from "./store/store.ts"
 import { Supervisor } from "./supervisor/supervisor.ts"
 import { HooksServer } from "./hooks/hooks.ts"
-import { allTools } from "./tool/registry.ts"
+import { startMcp, type McpHub } from "./mcp/hub.ts"
+import { searchProvider } from "./search/provider.ts"
+import { allTools, builtInToolIds } from "./tool/registry.ts"
 import type { MemoryService } from "./tool/capabilities.ts"
 
 export const PROMPTS_DIR = new URL("../prompts/", import.meta.url).pathname
@@ -21,6 +23,8 @@ export interface App {
   store: Store
   /** Where POST /hooks/<name> listens, when HOOKS_TOKEN is set. */
   hooksPort?: number
+  /** The MCP servers of MCP_CONFIG, when it is set. */
+  mcp?: McpHub
   stop(): Promise<void>
 }
 
@@ -43,10 +47,12 @@ export async function startApp(
   for (const agent of agents.workers.values()) if (agent.model) checkProvider(specOf(agent), config)
   const workerTypes = [...agents.workers.values()].map((w) => ({ name: w.name, description: w.description }))
   const extra = config.permissionsFile ? readPermissions(config.permissionsFile) : undefined
-  const rules = { teller: forRole("teller", extra), planner: forRole("planner", extra), worker: forRole("worker", extra) }
+  const mcp = await startMcp(config, log, builtInToolIds())
+  const tools = [...allTools(workerTypes, searchProvider(config.search)), ...(mcp?.families() ?? [])]
+  const rules = { teller: forRole("teller", extra), planner: forRole("planner", extra), worker: forRole("worker", extra, mcp?.grants()) }
   const store = await Store.open(config.dataDir)
   const byName = new Map(channels.map((channel) => [channel.name, channel]))
-  const running = new Supervisor({ config, store, channels: byName, agents, model, tools: allTools(workerTypes), rules, memory, log, commandsDir: join(promptsDir, "commands") })
+  const running = new Supervisor({ config, store, channels: byName, agents, model, tools, rules, memory, log, commandsDir: join(promptsDir, "commands") })
   await running.start()
   const known = (await store.conversations()).map((conversation) => conversation.id)
   for (const channel of channels) {
@@ -60,10 +66,12 @@ export async function startApp(
     supervisor: running,
     store,
     hooksPort,
+    mcp,
     async stop() {
       await hooks?.stop()
       for (const channel of channels) await channel.stop()
       await running.stop()
+      await mcp?.stop()
       await store.close()
     },
   }

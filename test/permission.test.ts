@@ -436,3 +436,22 @@ describe("forRole and parseConfig", () => {
     expect(() => parseConfig(json)).toThrow(ZodError)
   })
 })
+
+describe("web_search and granted rules", () => {
+  it("allows web_search to the planner and workers, not the teller", () => {
+    expect(evaluate("web_search", "cats", defaults.planner).action).toBe("allow")
+    expect(evaluate("web_search", "cats", defaults.worker).action).toBe("allow")
+    expect(evaluate("web_search", "cats", defaults.teller).action).toBe("deny")
+  })
+
+  it("puts what the configuration grants (MCP tools) after the defaults and before PERMISSIONS_FILE", () => {
+    const granted: Ruleset = [{ permission: "github_*", pattern: "*", action: "allow" }]
+    expect(evaluate("github_list_issues", "{}", forRole("worker", undefined, granted)).action).toBe("allow")
+    expect(evaluate("github_list_issues", "{}", forRole("planner", undefined)).action).toBe("deny")
+    const extra = { worker: [{ permission: "github_delete_*", pattern: "*", action: "deny" as const }, { permission: "github_create_*", pattern: "*", action: "ask" as const }] }
+    const rules = forRole("worker", extra, granted)
+    expect(evaluate("github_delete_repo", "{}", rules).action).toBe("deny")
+    expect(evaluate("github_create_issue", "{}", rules).action).toBe("ask")
+    expect(evaluate("github_list_issues", "{}", rules).action).toBe("allow")
+  })
+})

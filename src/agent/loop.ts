@@ -1,5 +1,5 @@
-import { APICallError, generateText, tool, zodSchema, type LanguageModel, type ModelMessage, type ToolCallPart, type ToolResultPart, type ToolSet } from "ai"
-import { evaluate, type Ruleset } from "../permission/permission.ts"
+import { APICallError, generateText, jsonSchema, tool, zodSchema, type LanguageModel, type ModelMessage, type Tool, type ToolCallPart, type ToolResultPart, type ToolSet } from "ai"
+import { disabled, evaluate, type Ruleset } from "../permission/permission.ts"
 import type { MessageRecord } from "../store/records.ts"
 import type { ToolSummary } from "../core/types.ts"
 import { ToolError, type ToolContext, type ToolDefinition } from "../tool/tool.ts"
@@ -26,7 +26,8 @@ export interface LoopInput {
   model: LanguageModel
   system: string
   compactionSystem: string
-  /** Tools offered to the model (those the role's rules do not disable). */
+  /** Tools offered to the model (those the role's rules do not disable). A family's stand-in
+   *  (toolFamily) is replaced by its members of the moment when the run starts. */
   tools: readonly ToolDefinition[]
   rules: Ruleset
   log: SessionLog
@@ -52,7 +53,8 @@ export type LoopOutcome =
  * the log — calls already answered are not repeated, unanswered ones run once more and
  * tools make that safe with their idempotency key.
  */
-export async function runLoop(input: LoopInput): Promise<LoopOutcome> {
+export async function runLoop(loopInput: LoopInput): Promise<LoopOutcome> {
+  const input = { ...loopInput, tools: withFamilies(loopInput.tools, loopInput.rules) }
   const { log, context } = input
   const offered = toolSet(input.tools)
   for (let step = 0; ; step++) {
@@ -84,19 +86,39 @@ export async function runLoop(input: LoopInput): Promise<LoopOutcome> {
   }
 }
 
-const toolSets = new WeakMap<readonly ToolDefinition[], ToolSet>()
+/**
+ * The tools of this run: each family's stand-in gives way to the members it has now (an MCP
+ * server's tools while it runs), less those a blanket deny rule hides — the rule a single
+ * tool meets in the Supervisor, met here because members are only known per run.
+ */
+function withFamilies(tools: readonly ToolDefinition[], rules: Ruleset): readonly ToolDefinition[] {
+  if (!tools.some((def) => def.members)) return tools
+  return tools.flatMap((def) => {
+    if (!def.members) return [def]
+    const members = def.members()
+    const off = disabled(members.map((member) => member.id), rules)
+    return members.filter((member) => !off.has(member.id))
+  })
+}
+
+const sdkTools = new WeakMap<ToolDefinition, Tool>()
 
 /** Tools are offered without execute: the SDK validates the calls, this loop runs them (see
- *  answerPendingCalls). Built once per tool list, with the schemas wrapped by zodSchema(): the SDK
- *  caches the JSON Schema on that wrapper, while a bare zod schema is converted on every call —
- *  that conversion was the largest share of a Teller turn. */
+ *  answerPendingCalls). Each tool's SDK form is built once, with the schema wrapped by
+ *  zodSchema() (or jsonSchema(), for a tool that brought its own): the SDK caches the JSON
+ *  Schema on that wrapper, while a bare zod schema is converted on every call — that
+ *  conversion was the largest share of a Teller turn. */
 function toolSet(tools: readonly ToolDefinition[]): ToolSet {
-  let set = toolSets.get(tools)
-  if (!set) {
-    set = Object.fromEntries(tools.map((def) => [def.id, tool({ description: def.description, inputSchema: zodSchema(def.parameters as never) })]))
-    toolSets.set(tools, set)
-  }
-  return set
+  return Object.fromEntries(
+    tools.map((def) => {
+      let sdk = sdkTools.get(def)
+      if (!sdk) {
+        sdk = tool({ description: def.description, inputSchema: def.inputSchema ? jsonSchema(def.inputSchema) : zodSchema(def.parameters as never) })
+        sdkTools.set(def, sdk)
+      }
+      return [def.id, sdk]
+    }),
+  )
 }
 
 /** One model call. A provider that rejects the request as too long gets one compaction — with

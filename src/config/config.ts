@@ -57,7 +57,17 @@ export interface Config {
   memoryScope: "user" | "shared"
   /** POST /hooks/<name> raises an event, when a token is set. */
   hooks: { token?: string; port: number }
+  /** MCP servers: the JSON file that lists them, and how long one tool call may take. */
+  mcp: { configFile?: string; toolTimeoutMs: number }
+  /** The web_search tool's provider; the tool is offered only when one is set. */
+  search?: SearchConfig
 }
+
+export const SEARCH_PROVIDERS = ["searxng", "brave", "tavily"] as const
+export type SearchConfig =
+  | { provider: "searxng"; url: string }
+  | { provider: "brave"; apiKey: string; apiUrl: string }
+  | { provider: "tavily"; apiKey: string; apiUrl: string }
 
 /** A configuration problem; `message` is one line meant for the person editing `.env`. */
 export class ConfigError extends Error {
@@ -161,6 +171,14 @@ const schema = z.object({
   MEMORY_SCOPE: z.enum(["user", "shared"], "expected user or shared").default("user"),
   HOOKS_TOKEN: z.string().min(16, "expected at least 16 characters (it guards an HTTP endpoint)").optional(),
   HOOKS_PORT: port().default(8790),
+  MCP_CONFIG: z.string().optional(),
+  MCP_TOOL_TIMEOUT: wholeNumber(1, 3600).default(60),
+  SEARCH_PROVIDER: z.enum(SEARCH_PROVIDERS, `expected one of ${SEARCH_PROVIDERS.join(", ")}`).optional(),
+  SEARXNG_URL: httpUrl().optional(),
+  BRAVE_API_KEY: z.string().optional(),
+  BRAVE_API_URL: httpUrl().default("https://api.search.brave.com/res/v1/web/search"),
+  TAVILY_API_KEY: z.string().optional(),
+  TAVILY_API_URL: httpUrl().default("https://api.tavily.com/search"),
 })
 
 type Vars = z.output<typeof schema>
@@ -218,6 +236,24 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return config
 }
 
+/** The provider SEARCH_PROVIDER names, with what it needs; a provider without it is an error. */
+function searchConfig(vars: Vars): SearchConfig | undefined {
+  const because = `, because SEARCH_PROVIDER is ${vars.SEARCH_PROVIDER}`
+  switch (vars.SEARCH_PROVIDER) {
+    case undefined:
+      return undefined
+    case "searxng":
+      if (!vars.SEARXNG_URL) throw notSet("SEARXNG_URL", `expected the SearXNG instance's URL, e.g. http://localhost:8888${because}`)
+      return { provider: "searxng", url: vars.SEARXNG_URL }
+    case "brave":
+      if (!vars.BRAVE_API_KEY) throw notSet("BRAVE_API_KEY", `expected a Brave Search API key${because}`)
+      return { provider: "brave", apiKey: vars.BRAVE_API_KEY, apiUrl: vars.BRAVE_API_URL }
+    case "tavily":
+      if (!vars.TAVILY_API_KEY) throw notSet("TAVILY_API_KEY", `expected a Tavily API key${because}`)
+      return { provider: "tavily", apiKey: vars.TAVILY_API_KEY, apiUrl: vars.TAVILY_API_URL }
+  }
+}
+
 /** Throws when `spec`'s provider lacks what it needs to be called (its key or base URL). */
 export function checkProvider(spec: ModelSpec, config: Config): void {
   const { openai, anthropic, openaiCompatible } = config.providers
@@ -262,6 +298,8 @@ function toConfig(vars: Vars, models: Config["models"]): Config {
     },
     memoryScope: vars.MEMORY_SCOPE,
     hooks: { token: vars.HOOKS_TOKEN, port: vars.HOOKS_PORT },
+    mcp: { configFile: vars.MCP_CONFIG === undefined ? undefined : resolve(vars.MCP_CONFIG), toolTimeoutMs: vars.MCP_TOOL_TIMEOUT * 1000 },
+    search: searchConfig(vars),
   }
 }
 

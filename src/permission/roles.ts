@@ -35,17 +35,19 @@ export const defaults: Record<Role, Ruleset> = {
     allow("schedule"),
     allow("list_tasks"),
     allow("cancel_task"),
+    allow("web_search"),
   ],
-  worker: [denyAll, allow("fetch_url"), allow("read_file"), allow("write_file"), allow("list_files")],
+  worker: [denyAll, allow("fetch_url"), allow("read_file"), allow("write_file"), allow("list_files"), allow("web_search")],
 }
 
 /** Extra rules per role, as read from PERMISSIONS_FILE. Strict so that a misspelt role fails loudly instead of granting nothing. */
 export const Config = z.strictObject({ teller: Ruleset.optional(), planner: Ruleset.optional(), worker: Ruleset.optional() })
 export type Config = z.infer<typeof Config>
 
-/** Extra rules come after the defaults, so the operator's file has the last word. */
-export function forRole(role: Role, extra?: Partial<Record<Role, Ruleset>>): Ruleset {
-  return merge(defaults[role], extra?.[role] ?? [])
+/** Extra rules come after the defaults and after what the configuration grants (MCP tools to
+ *  workers), so the operator's file has the last word. */
+export function forRole(role: Role, extra?: Partial<Record<Role, Ruleset>>, granted: Ruleset = []): Ruleset {
+  return merge(defaults[role], granted, extra?.[role] ?? [])
 }
 
 /** Throws a ZodError describing what is wrong with the file. */

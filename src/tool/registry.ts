@@ -12,10 +12,13 @@ import { replyTool } from "./reply.ts"
 import { scheduleTool } from "./schedule.ts"
 import { searchMemoryTool } from "./search-memory.ts"
 import type { ToolDefinition } from "./tool.ts"
+import { createWebSearchTool, WEB_SEARCH } from "./web-search.ts"
 import { writeFileTool } from "./write-file.ts"
+import type { SearchProvider } from "../search/result.ts"
 
-/** Every tool Steward has. Which role is offered which is decided by the permission rules. */
-export function allTools(workers: readonly WorkerType[]): ToolDefinition[] {
+/** Every tool Steward has. Which role is offered which is decided by the permission rules.
+ *  web_search is one only when a search provider is configured. */
+export function allTools(workers: readonly WorkerType[], search?: SearchProvider): ToolDefinition[] {
   return [
     createDelegateTool(workers),
     replyTool,
@@ -31,5 +34,11 @@ export function allTools(workers: readonly WorkerType[]): ToolDefinition[] {
     readFileTool,
     writeFileTool,
     listFilesTool,
+    ...(search ? [createWebSearchTool(search)] : []),
   ] as ToolDefinition[]
+}
+
+/** The names built-in tools have or may have, which tools from elsewhere (MCP) must not take. */
+export function builtInToolIds(): string[] {
+  return [...allTools([]).map((tool) => tool.id), WEB_SEARCH]
 }

@@ -1,4 +1,5 @@
-import type { z } from "zod"
+import type { JSONSchema7 } from "ai"
+import { z } from "zod"
 import type { Role } from "../core/types.ts"
 import type { Caller, Capabilities } from "./capabilities.ts"
 
@@ -13,6 +14,11 @@ export interface ToolDefinition<P extends z.ZodType = z.ZodType> {
   /** The value permission rules match against (a path, a URL, a worker type). Default "*". */
   pattern?: (args: z.infer<P>, role: Role) => string
   execute: (args: z.infer<P>, ctx: ToolContext) => Promise<unknown>
+  /** Shown to the model instead of the JSON Schema of `parameters`, when the tool came with
+   *  its own (an MCP server's); `parameters` then only checks the calls. */
+  inputSchema?: JSONSchema7
+  /** Set on a family's stand-in (see toolFamily): the tools it stands for at this moment. */
+  members?: () => readonly ToolDefinition[]
 }
 
 export function defineTool<P extends z.ZodType>(def: ToolDefinition<P>): ToolDefinition<P> {
@@ -22,4 +28,21 @@ export function defineTool<P extends z.ZodType>(def: ToolDefinition<P>): ToolDef
 /** A failure the model should read and act on; its message is returned as the tool's error. */
 export class ToolError extends Error {
   override name = "ToolError"
+}
+
+/**
+ * A stand-in for tools that come and go while Steward runs (an MCP server's). It travels in the
+ * tool list like one tool, under a wildcard id (`github_*`), so the role rules and a worker
+ * type's `tools` list hide or keep the family as a whole the way they do a single tool; the
+ * agent loop then offers, at the start of each run, the members `current()` returns — each
+ * still checked by the rules under its own name. The stand-in itself is never offered.
+ */
+export function toolFamily(id: string, current: () => readonly ToolDefinition[]): ToolDefinition {
+  return {
+    id,
+    description: `The tools ${id}`,
+    parameters: z.object({}),
+    members: current,
+    execute: () => Promise.reject(new Error(`${id} is a family of tools, not a tool: the agent loop offers its members`)),
+  }
 }

@@ -1,0 +1,53 @@
+import type { z } from "zod"
+
+/** A failed search, worded for the model that asked for it. */
+export class SearchError extends Error {
+  override name = "SearchError"
+}
+
+/**
+ * One request to a search API, its JSON answer checked against `shape`. Every way it can go
+ * wrong — unreachable, slow, rate limited, refused, a server error, an answer that is not the
+ * expected JSON — is a SearchError saying what happened and whether trying later may help.
+ */
+export async function requestJson<T>(provider: string, url: URL, init: RequestInit, shape: z.ZodType<T>, signal: AbortSignal, timeoutMs: number): Promise<T> {
+  const deadline = AbortSignal.timeout(timeoutMs)
+  let response: Response
+  let body: string
+  try {
+    response = await fetch(url, { ...init, signal: AbortSignal.any([signal, deadline]) })
+    body = await response.text()
+  } catch (error) {
+    signal.throwIfAborted()
+    if (deadline.aborted) throw new SearchError(`${provider} search did not answer within ${timeoutMs / 1000} s; try again later`)
+    throw new SearchError(`${provider} search could not be reached: ${causeOf(error)}`)
+  }
+  if (!response.ok) throw new SearchError(statusMessage(provider, response, body))
+  let json: unknown
+  try {
+    json = JSON.parse(body)
+  } catch {
+    throw new SearchError(`${provider} search answered with something that is not JSON (${response.headers.get("content-type") ?? "no content type"}): ${body.slice(0, 200)}`)
+  }
+  const parsed = shape.safeParse(json)
+  if (!parsed.success) throw new SearchError(`${provider} search answered with JSON of an unexpected shape: ${parsed.error.issues[0]?.message ?? ""}`)
+  return parsed.data
+}
+
+function statusMessage(provider: string, response: Response, body: string): string {
+  const detail = body.slice(0, 200).trim()
+  const status = `HTTP ${response.status}${detail ? `: ${detail}` : ""}`
+  if (response.status === 429) {
+    const retryAfter = response.headers.get("retry-after")
+    return `${provider} search is rate limited (${status}); try again ${retryAfter ? `in ${retryAfter} s` : "later"} or do without searching`
+  }
+  if (response.status === 401 || response.status === 403) return `${provider} search refused the request, probably the API key or the instance's settings (${status}); searching will not work until the owner fixes it`
+  if (response.status >= 500) return `${provider} search failed on its side (${status}); try again later`
+  return `${provider} search rejected the request (${status})`
+}
+
+/** fetch says "fetch failed"; the reason is in `cause`. */
+function causeOf(error: unknown): string {
+  if (!(error instanceof Error)) return String(error)
+  return error.cause instanceof Error ? error.cause.message || String((error.cause as NodeJS.ErrnoException).code) : error.message
+}

@@ -1,0 +1,22 @@
+import { z } from "zod"
+import { requestJson } from "./http.ts"
+import { plain, type SearchProvider } from "./result.ts"
+
+const Answer = z.object({
+  results: z.array(z.object({ title: z.string().default(""), url: z.string(), content: z.string().nullish() })),
+})
+
+/** A SearXNG instance's JSON API (GET /search?q=…&format=json; the instance must allow the json format). */
+export function searxng(baseUrl: string, timeoutMs: number): SearchProvider {
+  return {
+    name: "searxng",
+    async search(query, limit, signal) {
+      const url = new URL("search", baseUrl.endsWith("/") ? baseUrl : `${baseUrl}/`)
+      url.searchParams.set("q", query)
+      url.searchParams.set("format", "json")
+      const answer = await requestJson("searxng", url, { headers: { accept: "application/json" } }, Answer, signal, timeoutMs)
+      // SearXNG has no result count parameter: it returns a page, which is cut here.
+      return answer.results.slice(0, limit).map((hit) => ({ title: plain(hit.title), url: hit.url, snippet: plain(hit.content ?? "") }))
+    },
+  }
+}
