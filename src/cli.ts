@@ -2,6 +2,7 @@ import { resolve } from "node:path"
 import { approvePairing } from "./access/access.ts"
 import { orExit, readEnvFile } from "./config/config.ts"
 import { EVENT_NAME } from "./schedule/condition.ts"
+import { CRON_USAGE, cronPreview } from "./schedule/cron-preview.ts"
 import { raiseEvent } from "./schedule/events.ts"
 import { Store } from "./store/store.ts"
 
@@ -12,11 +13,18 @@ import { Store } from "./store/store.ts"
 const USAGE = `usage: npm run steward -- <command>
   pairing approve <code>   let the user who was given <code> talk to Steward
   pairing list             show pairing codes waiting for approval
-  event <name>             raise an event for conditional tasks and schedules`
+  event <name>             raise an event for conditional tasks and schedules
+  ${CRON_USAGE}`
 
 async function main(args: string[]): Promise<number> {
   orExit(readEnvFile)
   const [command, sub, value] = args
+  if (command === "cron") {
+    const preview = cronPreview(args.slice(1))
+    if ("error" in preview) process.stderr.write(`steward: ${preview.error}\n`)
+    else process.stdout.write(preview.text)
+    return "error" in preview ? 2 : 0
+  }
   const known = (command === "pairing" && (sub === "list" || (sub === "approve" && value))) || (command === "event" && sub && !value)
   if (!known) {
     process.stderr.write(`${USAGE}\n`)

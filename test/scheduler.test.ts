@@ -117,21 +117,38 @@ describe("recurring by cron in a time zone", () => {
     expect(scheduler.list("c1")[0]!.nextRunAt).toBe("2026-03-31T07:00:00.000Z")
   })
 
-  it("skips 02:30 on the day it does not exist, and runs it once on the day it exists twice (what node-cron does)", async () => {
+  it("runs 02:30 right after the spring-forward jump that day, and once, at the first occurrence, on the day it exists twice (cronie)", async () => {
     vi.setSystemTime(new Date("2026-03-27T12:00:00Z"))
     const { taskId } = await create({ type: "recurring", cron: "30 2 * * *", timezone: "Europe/Berlin" })
     await advanceTo("2026-03-28T01:30:00Z") // Saturday 02:30 CET
     await scheduler.taskEnded("task-1", "completed")
-    // Sunday 29 March jumps from 02:00 to 03:00: no 02:30, so the next run is Monday's.
-    expect(scheduler.list("c1")[0]!.nextRunAt).toBe("2026-03-30T00:30:00.000Z")
-    await advanceTo("2026-03-30T00:30:00Z")
+    // Sunday 29 March jumps from 02:00 to 03:00: no 02:30, so it runs at 03:00 CEST that day.
+    expect(scheduler.list("c1")[0]!.nextRunAt).toBe("2026-03-29T01:00:00.000Z")
+    await advanceTo("2026-03-29T01:00:00Z")
     await scheduler.taskEnded("task-2", "completed")
-    expect((await firings(taskId)).map((f) => f.scheduledFor)).toEqual(["2026-03-28T01:30:00.000Z", "2026-03-30T00:30:00.000Z"])
+    expect((await firings(taskId)).map((f) => [f.scheduledFor, f.outcome])).toEqual([
+      ["2026-03-28T01:30:00.000Z", "fired"],
+      ["2026-03-29T01:00:00.000Z", "fired"],
+    ])
+    expect(scheduler.list("c1")[0]!.nextRunAt).toBe("2026-03-30T00:30:00.000Z")
 
-    // Sunday 25 October has 02:30 twice (CEST, then CET): node-cron takes only the second.
+    // Sunday 25 October has 02:30 twice (CEST, then CET): only the first, then Monday's.
     vi.setSystemTime(new Date("2026-10-24T12:00:00Z"))
     const autumn = await create({ type: "recurring", cron: "30 2 * * *", timezone: "Europe/Berlin" }, "s1:call2")
-    expect(scheduler.list("c1").find((t) => t.id === autumn.taskId)!.nextRunAt).toBe("2026-10-25T01:30:00.000Z")
+    expect(scheduler.list("c1").find((t) => t.id === autumn.taskId)!.nextRunAt).toBe("2026-10-25T00:30:00.000Z")
+    await advanceTo("2026-10-25T00:30:00Z")
+    expect(scheduler.list("c1").find((t) => t.id === autumn.taskId)!.nextRunAt).toBe("2026-10-26T01:30:00.000Z")
+  })
+
+  it("runs a wildcard expression through both passes of the repeated autumn hour", async () => {
+    vi.setSystemTime(new Date("2026-10-24T23:50:00Z"))
+    const { taskId } = await create({ type: "recurring", cron: "0 * * * *", timezone: "Europe/Berlin" })
+    for (const due of ["2026-10-25T00:00:00Z", "2026-10-25T01:00:00Z", "2026-10-25T02:00:00Z"]) {
+      await advanceTo(due)
+      await scheduler.taskEnded(host.runs.at(-1)!.taskId, "completed")
+    }
+    // 02:00 CEST, 02:00 CET, 03:00 CET
+    expect((await firings(taskId)).map((f) => f.scheduledFor)).toEqual(["2026-10-25T00:00:00.000Z", "2026-10-25T01:00:00.000Z", "2026-10-25T02:00:00.000Z"])
   })
 })
 
@@ -178,6 +195,17 @@ describe("missed runs and restarts", () => {
       ["missed_run", "2026-01-07T08:00:00.000Z", "2026-01-06T08:00:00.000Z"],
     ])
     expect(scheduler.list("c1")[0]!.nextRunAt).toBe("2026-01-08T08:00:00.000Z")
+  })
+
+  it("catches up after downtime across DST by the same rules: a fixed time once at its first occurrence, a wildcard one at the second pass", async () => {
+    vi.setSystemTime(new Date("2026-10-24T22:00:00Z"))
+    const fixed = await create({ type: "recurring", cron: "30 2 * * *", timezone: "Europe/Berlin", maxLateness: 7200 }, "s1:a")
+    const wild = await create({ type: "recurring", cron: "30 * * * *", timezone: "Europe/Berlin" }, "s1:b")
+    await downUntil("2026-10-25T01:45:00Z") // 02:45 CET, in the second pass of the repeated hour
+    // 02:30 CEST was the fixed one's only due time; the wildcard one's latest is 02:30 CET.
+    expect((await firings(fixed.taskId)).map((f) => [f.outcome, f.scheduledFor])).toEqual([["missed_run", "2026-10-25T00:30:00.000Z"]])
+    expect((await firings(wild.taskId)).map((f) => [f.outcome, f.scheduledFor])).toEqual([["missed_run", "2026-10-25T01:30:00.000Z"]])
+    expect(scheduler.list("c1").map((t) => t.nextRunAt).sort()).toEqual(["2026-10-25T02:30:00.000Z", "2026-10-26T01:30:00.000Z"])
   })
 
   it("skips a due time later than maxLateness, or any with onMissed skip, records it and tells the owner", async () => {

@@ -124,7 +124,7 @@ export class SlackChannel implements Channel {
 
   async send(conversation: string, message: OutgoingMessage): Promise<{ messageId: string }> {
     const place = placeOf(conversation)
-    const parts = renderSlack(message.text)
+    const parts = renderSlack(message.text, SLACK_LIMIT, this.renderFailed(conversation))
     if (parts.length === 0) throw new UndeliverableMessage("nothing to send: the message is empty")
     // The outbox retries a conversation's failed message before it sends the next one, so a
     // partial send of this same message is the one being retried: the parts that got out are skipped.
@@ -146,13 +146,18 @@ export class SlackChannel implements Channel {
     return { messageId: messageIdOf(shown.channel, shown.ts) }
   }
 
-  async edit(_conversation: string, messageId: string, message: OutgoingMessage): Promise<void> {
+  async edit(conversation: string, messageId: string, message: OutgoingMessage): Promise<void> {
     const { channel, ts } = messageRefOf(messageId)
-    const parts = renderSlack(message.text, EDIT_LIMIT)
+    const parts = renderSlack(message.text, EDIT_LIMIT, this.renderFailed(conversation))
     const text = parts.length > 1 ? `${parts[0]} …` : (parts[0] ?? "…")
     // Without `blocks` Slack would keep the old ones, buttons included: the new text replaces them.
     const blocks: Block[] = [section(text)]
     await this.web.chat.update({ channel, ts, text, blocks })
+  }
+
+  /** Logs a message the renderer could not format, which then goes out as plain text. */
+  private renderFailed(conversation: string): (error: unknown) => void {
+    return (error) => this.log.error({ err: error, conversation }, "could not render the message as mrkdwn; sending it as plain text")
   }
 
   /** A platform error Slack will give again (see TRANSIENT_PLATFORM_ERRORS); request and HTTP

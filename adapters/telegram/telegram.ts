@@ -92,7 +92,7 @@ export class TelegramChannel implements Channel {
 
   async send(conversation: string, message: OutgoingMessage): Promise<{ messageId: string }> {
     const chatId = chatIdOf(conversation)
-    const chunks = renderTelegram(message.text)
+    const chunks = renderTelegram(message.text, undefined, this.renderFailed(conversation))
     if (chunks.length === 0) throw new UndeliverableMessage("nothing to send: the message is empty")
     const keyboard = message.buttons?.length ? inlineKeyboard(message.buttons) : undefined
     // The outbox retries a conversation's failed message before it sends the next one, so a
@@ -110,10 +110,15 @@ export class TelegramChannel implements Channel {
   }
 
   async edit(conversation: string, messageId: string, message: OutgoingMessage): Promise<void> {
-    await editChunk(this.bot.api, chatIdOf(conversation), Number(messageId), renderSingle(message.text)).catch((error: unknown) => {
+    await editChunk(this.bot.api, chatIdOf(conversation), Number(messageId), renderSingle(message.text, this.renderFailed(conversation))).catch((error: unknown) => {
       if (!isMessageGone(error)) throw error
       this.log.warn({ conversation, messageId }, "the message to edit was deleted in the chat")
     })
+  }
+
+  /** Logs a message the renderer could not format, which then goes out as plain text. */
+  private renderFailed(conversation: string): (error: unknown) => void {
+    return (error) => this.log.error({ err: error, conversation }, "could not render the message as HTML; sending it as plain text")
   }
 
   /** A 400 or 403 from Telegram: see isPermanentRefusal. */

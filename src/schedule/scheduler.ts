@@ -1,9 +1,9 @@
-import cron, { type ScheduledTask } from "node-cron"
 import type { Logger } from "pino"
 import type { Db } from "../store/db.ts"
 import { TERMINAL, type Condition, type FiringRecord, type TaskStatus, type TriggerRecord } from "../core/types.ts"
 import { newId } from "../store/store.ts"
 import { cronCadence, intervalCadence, onceCadence, type Cadence } from "./cadence.ts"
+import { parseCron, type CronSchedule } from "./cron.ts"
 import { evaluateCondition, type ConditionFacts } from "./condition.ts"
 import { RaisedEvents } from "./events.ts"
 import { firingKey, triggerKey } from "./records.ts"
@@ -58,9 +58,10 @@ const DEFAULT_MAX_LATENESS_S = 3600
 /**
  * The schedule engine: recurring, scheduled and conditional triggers, and condition waits.
  *
- * Who makes a trigger due: node-cron drives cron triggers (it knows time zones and DST); interval
- * and one-shot triggers wait for their persisted due time with a timer (see intervalCadence for
- * why an interval is not turned into a cron expression); conditional triggers are watched by
+ * Who makes a trigger due: recurring and one-shot triggers wait for their persisted due time with
+ * a timer, computed by their cadence (cron.ts reads a cron expression, time zones and DST
+ * included; see intervalCadence for why an interval is not turned into a cron expression);
+ * conditional triggers are watched by
  * ConditionWatch. Every change is written before it is acted on — the firing before its run is
  * started, the next due time with the firing — and all of them run one at a time through one
  * chain, so a timer, a task's end and a cancel never interleave on a trigger.
@@ -73,8 +74,7 @@ export class Scheduler {
   private triggers = new Map<string, TriggerRecord>()
   private byOrigin = new Map<string, string>()
   private cadences = new Map<string, Cadence>()
-  private crons = new Map<string, ScheduledTask>()
-  /** Cancels what a trigger waits on: its timer, cooldown or node-cron task. */
+  /** Cancels what a trigger waits on: its timer or cooldown. */
   private stops = new Map<string, () => void>()
   private events: RaisedEvents
   private watch: ConditionWatch
@@ -101,7 +101,7 @@ export class Scheduler {
       for (const trigger of [...this.triggers.values()]) await this.resumeRun(trigger)
       for (const trigger of [...this.triggers.values()]) {
         if (trigger.status !== "active") continue
-        // One trigger that cannot be re-armed (say, a cron expression a newer node-cron rejects)
+        // One trigger that cannot be re-armed (say, a cron expression a newer reading rejects)
         // must not keep the others from starting.
         await this.resume(trigger).catch((error) => this.end(this.triggers.get(trigger.id)!, `it could not be re-armed: ${errorText(error)}`))
       }
@@ -112,7 +112,7 @@ export class Scheduler {
   async stop(): Promise<void> {
     this.stopped = true
     this.stopPolling?.()
-    for (const id of [...this.stops.keys(), ...this.crons.keys()]) this.disarm(id)
+    for (const id of [...this.stops.keys()]) this.disarm(id)
     this.watch.stop()
     await this.settled()
   }
@@ -255,7 +255,7 @@ export class Scheduler {
    *  `afterDowntime`: found at start-up, so it was missed however recent it is. */
   private async due(id: string, slot: Date, afterDowntime: boolean): Promise<void> {
     const trigger = this.triggers.get(id)
-    // A slot before nextRunAt was handled already (node-cron reporting it late, a replay).
+    // A slot before nextRunAt was handled already (a replay).
     if (!trigger || trigger.status !== "active" || !trigger.nextRunAt || slot.getTime() < Date.parse(trigger.nextRunAt)) return
     const late = Date.now() - slot.getTime()
     const outcome: FiringRecord["outcome"] =
@@ -404,11 +404,7 @@ export class Scheduler {
       else listen()
       return
     }
-    this.cadenceOf(trigger)
-    const task = this.crons.get(trigger.id)
-    // node-cron keeps a cron trigger due from here on; the others wait for their nextRunAt.
-    if (task) void task.start()
-    else this.stops.set(trigger.id, timerAt(new Date(trigger.nextRunAt!), () => this.background(() => this.timerDue(trigger.id))))
+    this.stops.set(trigger.id, timerAt(new Date(trigger.nextRunAt!), () => this.background(() => this.timerDue(trigger.id))))
   }
 
   private async timerDue(id: string): Promise<void> {
@@ -436,8 +432,6 @@ export class Scheduler {
   private disarm(id: string): void {
     this.stops.get(id)?.()
     this.stops.delete(id)
-    void this.crons.get(id)?.destroy()
-    this.crons.delete(id)
     this.cadences.delete(id)
     this.watch.remove(`trigger:${id}`)
   }
@@ -445,33 +439,12 @@ export class Scheduler {
   private cadenceOf(trigger: TriggerRecord): Cadence {
     let cadence = this.cadences.get(trigger.id)
     if (!cadence) {
-      if (trigger.cron) cadence = cronCadence(this.cronTask(trigger))
+      if (trigger.cron) cadence = cronCadence(cronScheduleOf(trigger))
       else if (trigger.interval) cadence = intervalCadence(new Date(trigger.createdAt), trigger.interval)
       else cadence = onceCadence(new Date(trigger.runAt!))
       this.cadences.set(trigger.id, cadence)
     }
     return cadence
-  }
-
-  /** Created stopped: it answers due-time questions at start-up before it is started. */
-  private cronTask(trigger: TriggerRecord): ScheduledTask {
-    const task = cron.createTask(trigger.cron!, (context) => this.background(() => this.due(trigger.id, context.date, false)), {
-      name: `trigger:${trigger.id}`,
-      timezone: trigger.timezone,
-      // node-cron hands over a late due time (a sleeping machine) up to this late; due() decides
-      // whether it still runs. Later ones it drops, and due() finds them missed at the next one.
-      missedExecutionTolerance: Math.max(ON_TIME_MS, trigger.maxLateness * 1000),
-      suppressMissedWarning: true,
-      // node-cron logs to the console by default; stdout belongs to the console chat.
-      logger: {
-        info: (message) => this.log.info({ trigger: trigger.id }, message),
-        warn: (message) => this.log.warn({ trigger: trigger.id }, message),
-        error: (message, err) => this.log.error({ trigger: trigger.id, err: err ?? message }, String(message)),
-        debug: (message) => this.log.debug({ trigger: trigger.id }, String(message)),
-      },
-    })
-    this.crons.set(trigger.id, task)
-    return task
   }
 
   private startPolling(): void {
@@ -515,7 +488,7 @@ export class Scheduler {
     return next
   }
 
-  /** Work a timer or node-cron started: nobody awaits it, so its failure is logged. */
+  /** Work a timer started: nobody awaits it, so its failure is logged. */
   private background(op: () => Promise<void>): void {
     this.serial(() => (this.stopped ? Promise.resolve() : op())).catch((error) => this.log.error({ err: error }, "scheduler work failed"))
   }
@@ -523,4 +496,11 @@ export class Scheduler {
 
 function errorText(error: unknown): string {
   return error instanceof Error ? error.message : String(error)
+}
+
+/** A stored trigger's cron expression, read again (it was checked when the trigger was made). */
+function cronScheduleOf(trigger: TriggerRecord): CronSchedule {
+  const read = parseCron(trigger.cron!, trigger.timezone)
+  if ("error" in read) throw new Error(read.error)
+  return read.schedule
 }
