@@ -7,7 +7,7 @@ import { raiseEvent, RaisedEvents } from "../src/schedule/events.ts"
 import type { FiringRecord, TriggerRecord } from "../src/schedule/records.ts"
 import type { ScheduleRequest } from "../src/schedule/request.ts"
 import { Scheduler, type SchedulerHost } from "../src/schedule/scheduler.ts"
-import { Db } from "../src/store/db.ts"
+import { Store } from "../src/store/store.ts"
 import type { TaskStatus } from "../src/store/records.ts"
 
 /** Timers and the clock are fake; setImmediate stays real, SQLite's I/O needs the real loop. */
@@ -38,7 +38,7 @@ const log = pino({ level: "silent" })
 const where = (origin: string) => ({ conversation: "c1", user: "u1", origin })
 
 let dir: string
-let db: Db
+let db: Store
 let host: FakeHost
 let scheduler: Scheduler
 
@@ -46,7 +46,7 @@ beforeEach(async () => {
   vi.useFakeTimers(FAKE)
   vi.setSystemTime(new Date("2026-01-05T10:00:00Z"))
   dir = mkdtempSync(join(tmpdir(), "steward-scheduler-"))
-  db = await Db.open(dir)
+  db = await Store.open(dir)
   host = new FakeHost()
   scheduler = await startScheduler()
 })
@@ -58,9 +58,9 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true })
 })
 
-async function startScheduler(options: { pollMs?: number; on?: Db } = {}): Promise<Scheduler> {
+async function startScheduler(options: { pollMs?: number; on?: Store } = {}): Promise<Scheduler> {
   // A slow poll unless a test is about it: each poll is a real query the fake clock does not wait for.
-  const started = new Scheduler({ db: options.on ?? db, host, log, pollMs: options.pollMs ?? 3_600_000 })
+  const started = new Scheduler({ store: options.on ?? db, host, log, pollMs: options.pollMs ?? 3_600_000 })
   await started.start()
   return started
 }
@@ -72,7 +72,7 @@ async function advanceTo(iso: string): Promise<void> {
 }
 
 async function firings(triggerId: string): Promise<FiringRecord[]> {
-  return db.scan<FiringRecord>(`firing/${triggerId}/`)
+  return db.firingsOf(triggerId)
 }
 
 function create(request: Partial<ScheduleRequest> & Pick<ScheduleRequest, "type">, origin = "s1:call1") {
@@ -236,8 +236,8 @@ describe("missed runs and restarts", () => {
     const { taskId } = await create({ type: "recurring", interval: 600 })
     await advanceTo("2026-01-05T10:10:00Z")
     // As if the crash came before the task id was written: the firing is recorded, the run is not.
-    const trigger = (await db.get<TriggerRecord>(`trigger/${taskId}`))!
-    await db.write([[`trigger/${taskId}`, { ...trigger, runningTaskId: undefined }]])
+    const trigger = (await db.trigger(taskId))!
+    await db.save({ triggers: [{ ...trigger, runningTaskId: undefined }] })
     await downUntil("2026-01-05T10:11:00Z")
     expect(host.runs).toHaveLength(1) // the host found the run of that firing
     await scheduler.taskEnded("task-1", "completed")
@@ -256,7 +256,7 @@ describe("scheduled", () => {
     await advanceTo("2026-01-06T11:00:00Z")
     expect(host.runs).toHaveLength(1)
     expect(await firings(taskId)).toMatchObject([{ outcome: "fired", status: "delivered", messageId: "m42", taskId: "task-1" }])
-    expect(await db.get<TriggerRecord>(`trigger/${taskId}`)).toMatchObject({ status: "ended", lastOutcome: "delivered" })
+    expect(await db.trigger(taskId)).toMatchObject({ status: "ended", lastOutcome: "delivered" })
   })
 
   it("records a report that could not be delivered, and a run that could not be started", async () => {
@@ -336,8 +336,8 @@ describe("conditional triggers", () => {
     await scheduler.taskEnded("t-dep", "completed")
     await scheduler.settled()
     expect(host.runs.map((run) => run.trigger.id)).toEqual([once.taskId])
-    expect(await db.get<TriggerRecord>(`trigger/${once.taskId}`)).toMatchObject({ status: "ended", endReason: "its condition stays true" })
-    expect(await db.get<TriggerRecord>(`trigger/${never.taskId}`)).toMatchObject({ status: "ended", endReason: "its condition can no longer hold" })
+    expect(await db.trigger(once.taskId)).toMatchObject({ status: "ended", endReason: "its condition stays true" })
+    expect(await db.trigger(never.taskId)).toMatchObject({ status: "ended", endReason: "its condition can no longer hold" })
     expect(host.notices).toEqual([expect.stringContaining("its condition can no longer hold")])
   })
 
@@ -345,7 +345,7 @@ describe("conditional triggers", () => {
     await scheduler.stop()
     scheduler = await startScheduler({ pollMs: 1000 })
     await create({ type: "conditional", condition: { kind: "event", name: "backup.done" } })
-    const cli = await Db.open(dir)
+    const cli = await Store.open(dir)
     try {
       await raiseEvent(cli, "backup.done")
       await vi.advanceTimersByTimeAsync(1000)

@@ -1,7 +1,7 @@
 import type { Condition } from "./condition.ts"
 
-/** A schedule created by the `schedule` tool. Lives at `trigger/<id>`; it moves by rewriting
- *  this one record, like a task. */
+/** A schedule created by the `schedule` tool (the store's `triggers` collection); it moves by
+ *  rewriting this one record, like a task. */
 export interface TriggerRecord {
   id: string
   /** Where it was created; reports go here unless `target` says otherwise. */
@@ -52,9 +52,9 @@ export interface TriggerRecord {
 }
 
 /** One due time of a trigger and what became of it: fired → ran → delivered, or failed; a due
- *  time that did not run is a record too ("skipped"). Lives at `firing/<id>`. */
+ *  time that did not run is a record too ("skipped"). Listed per trigger by the store's index. */
 export interface FiringRecord {
-  /** `<triggerId>/<ulid>`: the record's key is `firing/<id>`, so the trigger's firings are one range. */
+  /** `<triggerId>/<ulid>`: the trigger a firing belongs to can be read off its id. */
   id: string
   triggerId: string
   /** The due time (recurring, scheduled) or the moment the condition held (conditional). */
@@ -71,13 +71,9 @@ export interface FiringRecord {
   error?: string
 }
 
-/** An event raised by name (`raised/<ulid>`); the CLI writes these from another process. */
+/** An event raised by name (id: a ULID); the CLI writes these from another process. */
 export interface RaisedRecord {
   id: string
   name: string
   at: string
 }
-
-export const triggerKey = (id: string) => `trigger/${id}`
-export const firingKey = (id: string) => `firing/${id}`
-export const raisedKey = (id: string) => `raised/${id}`

@@ -8,7 +8,7 @@ import { channelOf, type CommandInfo, type InboundMessage, type ProgressUpdate }
 import { BUILT_IN, loadCommands, parseCommand, type FileCommand, type Parsed } from "../command/commands.ts"
 import type { Config } from "../config/config.ts"
 import { disabled, type Ruleset } from "../permission/permission.ts"
-import { TERMINAL, type InboxEvent, type OutboxRecord, type SessionRecord, type TaskRecord, type TaskStatus, type ToolSummary } from "../store/records.ts"
+import { isBatchHead, TERMINAL, type InboxEvent, type OutboxRecord, type SessionRecord, type TaskRecord, type TaskStatus, type ToolSummary } from "../store/records.ts"
 import { newId, type Store, type StoredRecords } from "../store/store.ts"
 import type { DelegateRequest, ListTasksFilter, MemoryService, Services, TaskSummary } from "../tool/services.ts"
 import { Questions, type Answer, type Question } from "../question/questions.ts"
@@ -96,7 +96,7 @@ export class Supervisor implements Services, SchedulerHost {
     this.sessions = new Sessions(deps.store)
     this.questions = new Questions(deps.store, deps.outbox, deps.log, (event) => this.enqueueEvent(event))
     this.access = new Access(deps.config.allowedUsers, deps.store, deps.outbox, deps.log)
-    this.scheduler = new Scheduler({ db: deps.store.db, host: this, log: deps.log.child({ module: "scheduler" }) })
+    this.scheduler = new Scheduler({ store: deps.store, host: this, log: deps.log.child({ module: "scheduler" }) })
     deps.outbox.onSettled = (record) => this.reportDelivery(record)
     const agentNames = new Set(["teller", "planner", ...deps.agents.workers.keys()])
     this.fileCommands = deps.commandsDir ? loadCommands(deps.commandsDir, agentNames) : []
@@ -106,7 +106,8 @@ export class Supervisor implements Services, SchedulerHost {
 
   async start(): Promise<void> {
     const interrupted: TaskRecord[] = []
-    for (const task of await this.deps.store.tasks()) {
+    // Only live work and the batches it belongs to; ended tasks stay in the store.
+    for (const task of await this.deps.store.liveTasks()) {
       this.track(task)
       if (task.status === "running") interrupted.push(task)
     }
@@ -407,7 +408,7 @@ export class Supervisor implements Services, SchedulerHost {
     // posted nothing for a scheduled run, the results themselves go out.
     for (const event of consumed) {
       if (event.kind !== "task_results") continue
-      const relayed = event.firingId ? this.deps.outbox.hasFiring(event.firingId) : !failed || this.repliedSince(session, turnStart, consumed)
+      const relayed = event.firingId ? await this.deps.outbox.hasFiring(event.firingId) : !failed || this.repliedSince(session, turnStart, consumed)
       if (!relayed) await this.relayResults(event)
     }
     await this.deps.store.save({ eventsDone: consumed.map((event) => event.id) })
@@ -445,7 +446,8 @@ export class Supervisor implements Services, SchedulerHost {
 
   async delegate(ctx: ToolContext, request: DelegateRequest): Promise<{ taskId: string }> {
     const origin = `${ctx.sessionId}:${ctx.callId}`
-    const known = this.byOrigin.get(origin) ?? this.tasks.get(ctx.taskId ?? "")?.staged?.find((t) => t.origin === origin)?.id
+    const known =
+      this.byOrigin.get(origin) ?? this.tasks.get(ctx.taskId ?? "")?.staged?.find((t) => t.origin === origin)?.id ?? (await this.deps.store.taskByOrigin(origin))?.id
     if (known) return { taskId: known }
     // Workers never delegate (no recursion), whatever rules a permissions file adds.
     if (ctx.role === "worker") throw new ToolError("Workers cannot delegate: do the work yourself, or report what is missing.")
@@ -534,7 +536,7 @@ export class Supervisor implements Services, SchedulerHost {
    *  that conversation's Teller. Idempotent by firing, as the Scheduler requires. */
   async startRun(trigger: TriggerRecord, firing: FiringRecord): Promise<string> {
     const origin = `firing:${firing.id}`
-    const known = this.byOrigin.get(origin)
+    const known = this.byOrigin.get(origin) ?? (await this.deps.store.taskByOrigin(origin))?.id
     if (known) return known
     const conversation = trigger.target ?? trigger.conversation
     const teller = await this.tellerSession(this.conversation(conversation, trigger.user))
@@ -570,7 +572,7 @@ export class Supervisor implements Services, SchedulerHost {
         this.workerQueue.push(current.id, current.priority)
         this.dispatch()
       } else {
-        const why = whyNever(task.condition as Condition, (id) => this.taskStatus(id))
+        const why = whyNever(task.condition as Condition, (id) => this.scheduler.taskStatus(id))
         this.finish(current, { status: "cancelled", error: `its condition can never hold: ${why}` }).catch((error) => this.deps.log.error({ err: error, task: task.id }, "could not cancel a conditional task"))
       }
     })
@@ -584,7 +586,7 @@ export class Supervisor implements Services, SchedulerHost {
       if (record.status === "delivered") return await this.scheduler.delivered(record.firingId, record.messageId!)
       await this.scheduler.deliveryFailed(record.firingId, record.error ?? "not delivered")
       const triggerId = record.firingId.split("/")[0]!
-      const owner = this.scheduler.owner(triggerId)
+      const owner = await this.scheduler.owner(triggerId)
       if (owner && owner !== record.conversation) {
         await this.deps.outbox.add(owner, `A scheduled report could not be delivered to ${record.conversation}: ${record.error ?? "unknown error"}`, `undelivered:${record.id}`)
       }
@@ -821,12 +823,6 @@ export class Supervisor implements Services, SchedulerHost {
     for (const id of busy) if (!this.active.has(id)) this.events.emit("activity", id, true)
     this.active = busy
   }
-}
-
-/** A task nobody committed starts a batch of its own: a Planner task, a task a command or a
- *  trigger started; and a conditional task, which reports on its own when it ends. */
-function isBatchHead(task: TaskRecord): boolean {
-  return !task.parentTaskId || task.type === "conditional"
 }
 
 function now(): string {
