@@ -8,13 +8,23 @@
  * id. Ids compare bytewise (SQLite's BINARY collation, Postgres's COLLATE "C").
  */
 
+/** A collection and the names of its indexes (at most MAX_INDEXES), given to a backend when it
+ *  opens so it can lay out storage for them. */
+export interface CollectionSchema {
+  name: string
+  indexes: readonly string[]
+}
+
+export const MAX_INDEXES = 3
+
 /** A record's place in one index of its collection. */
 export interface IndexEntry {
   group: string
   at: number
 }
 
-/** Writes a record (replacing it and all its index entries), or deletes one (and its entries). */
+/** Writes a record (replacing it and all its index entries — an index not named, or undefined,
+ *  does not list it), or deletes one (and its entries). */
 export type WriteOp =
   | { collection: string; id: string; value: unknown; indexes: Record<string, IndexEntry | undefined> }
   | { collection: string; id: string; delete: true }

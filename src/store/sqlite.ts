@@ -1,45 +1,57 @@
 import { mkdirSync } from "node:fs"
 import { join } from "node:path"
 import KeyvSqlite from "@keyv/sqlite"
-import type { Backend, IndexQuery, WriteOp } from "./backend.ts"
+import { MAX_INDEXES, type Backend, type CollectionSchema, type IndexQuery, type WriteOp } from "./backend.ts"
 
 /** SQLite's bound-parameter limit is far higher; this keeps one statement's latency small. */
 const MAX_PARAMS_PER_STATEMENT = 999
 /** The key prefix of the keyv layout before schema versions (see legacyPage). */
 const LEGACY_NAMESPACE = "steward:"
-
+const SLOTS = Array.from({ length: MAX_INDEXES }, (_, i) => i + 1)
+/** collection, id, value, then a group and an at per index slot. */
+const ROW_WIDTH = 3 + 2 * MAX_INDEXES
 
 /**
- * The Store's backend on `DATA_DIR/steward.sqlite` — the only place with SQL. Two tables:
- * `records` (collection, id → JSON) and `entries` (the index entries: collection, index name,
- * group, at, id). The connection comes from @keyv/sqlite (node-sqlite3); the keyv table it
- * creates holds only data of the layout before schema versions, which migration 1 moves.
+ * The Store's backend on `DATA_DIR/steward.sqlite` — the only place with SQL. One table,
+ * `records`: (collection, id) → JSON, with a record's index entries beside it in columns
+ * (`g1`/`a1` … a group and an at per index slot; a collection's indexes take the slots in the
+ * order its schema names them), each slot a partial SQLite index on (collection, g, a, id). So a
+ * write is one upsert, with its index entries in the same row. The connection comes from
+ * @keyv/sqlite (node-sqlite3); the keyv table it creates holds only data of the layout before
+ * schema versions, which migration 1 moves.
  *
  * node-sqlite3 runs statements of one connection in no guaranteed order unless the database is
  * put in serialized mode, which @keyv/sqlite does not expose. Every operation therefore goes
  * through one promise chain here, so a write is on disk before anything queued after it runs.
- * Writes that arrive while a statement is in flight are grouped into the next transaction
- * (group commit), which is atomic: records written together land together or not at all.
+ * Writes that arrive while a statement is in flight are grouped into the next statement (group
+ * commit), which is atomic: records written together land together or not at all.
  */
 export class SqliteBackend implements Backend {
   private chain: Promise<unknown> = Promise.resolve()
   private batch: { ops: Map<string, WriteOp>; done: Promise<void> } | undefined
 
-  private constructor(private readonly adapter: KeyvSqlite) {}
+  private constructor(
+    private readonly adapter: KeyvSqlite,
+    /** Per collection, the slot (1…MAX_INDEXES) of each index name. */
+    private readonly slots: Map<string, Map<string, number>>,
+  ) {}
 
-  static async open(dataDir: string): Promise<SqliteBackend> {
+  static async open(dataDir: string, schema: readonly CollectionSchema[]): Promise<SqliteBackend> {
     mkdirSync(dataDir, { recursive: true })
     const adapter = new KeyvSqlite({ uri: `sqlite://${join(dataDir, "steward.sqlite")}`, busyTimeout: 5000 })
     // WAL lets readers (the CLI, backups) run beside the writer; NORMAL sync keeps every
     // committed write across a process crash (power loss may lose the last commits).
     await adapter.query("PRAGMA journal_mode=WAL")
     await adapter.query("PRAGMA synchronous=NORMAL")
-    await adapter.query("CREATE TABLE IF NOT EXISTS records (collection TEXT NOT NULL, id TEXT NOT NULL, value TEXT NOT NULL, PRIMARY KEY (collection, id)) WITHOUT ROWID")
-    await adapter.query(
-      "CREATE TABLE IF NOT EXISTS entries (collection TEXT NOT NULL, name TEXT NOT NULL, grp TEXT NOT NULL, at INTEGER NOT NULL, id TEXT NOT NULL, PRIMARY KEY (collection, name, grp, at, id)) WITHOUT ROWID",
-    )
-    await adapter.query("CREATE INDEX IF NOT EXISTS entries_of_record ON entries (collection, id)")
-    return new SqliteBackend(adapter)
+    const columns = SLOTS.map((n) => `g${n} TEXT, a${n} INTEGER`).join(", ")
+    await adapter.query(`CREATE TABLE IF NOT EXISTS records (collection TEXT NOT NULL, id TEXT NOT NULL, value TEXT NOT NULL, ${columns}, PRIMARY KEY (collection, id))`)
+    for (const n of SLOTS) await adapter.query(`CREATE INDEX IF NOT EXISTS records_index${n} ON records (collection, g${n}, a${n}, id) WHERE g${n} IS NOT NULL`)
+    const slots = new Map<string, Map<string, number>>()
+    for (const collection of schema) {
+      if (collection.indexes.length > MAX_INDEXES) throw new Error(`collection ${collection.name}: at most ${MAX_INDEXES} indexes`)
+      slots.set(collection.name, new Map(collection.indexes.map((name, i) => [name, i + 1])))
+    }
+    return new SqliteBackend(adapter, slots)
   }
 
   write(ops: WriteOp[]): Promise<void> {
@@ -65,16 +77,14 @@ export class SqliteBackend implements Backend {
   }
 
   list(collection: string, query: IndexQuery): Promise<unknown[]> {
+    const n = this.slotOf(collection, query.index)
     const order = query.desc ? "DESC" : "ASC"
     const limit = query.limit === undefined ? -1 : Math.max(0, Math.floor(query.limit))
     const offset = Math.max(0, Math.floor(query.offset ?? 0))
     return this.enqueue(async () => {
       const rows: Array<{ value: string }> = await this.adapter.query(
-        `SELECT r.value FROM entries e JOIN records r ON r.collection = e.collection AND r.id = e.id
-         WHERE e.collection = ? AND e.name = ? AND e.grp = ? AND e.at >= ? AND e.at <= ?
-         ORDER BY e.at ${order}, e.id ${order} LIMIT ? OFFSET ?`,
+        `SELECT value FROM records WHERE collection = ? AND g${n} = ? AND a${n} >= ? AND a${n} <= ? ORDER BY a${n} ${order}, id ${order} LIMIT ? OFFSET ?`,
         collection,
-        query.index,
         query.group,
         query.from ?? Number.MIN_SAFE_INTEGER,
         query.to ?? Number.MAX_SAFE_INTEGER,
@@ -122,6 +132,12 @@ export class SqliteBackend implements Backend {
     await this.enqueue(() => this.adapter.disconnect())
   }
 
+  private slotOf(collection: string, index: string): number {
+    const n = this.slots.get(collection)?.get(index)
+    if (n === undefined) throw new Error(`collection ${collection} has no index ${index}`)
+    return n
+  }
+
   private enqueue<T>(op: () => Promise<T>): Promise<T> {
     const next = this.chain.then(op)
     this.chain = next.catch(() => {})
@@ -130,28 +146,37 @@ export class SqliteBackend implements Backend {
 
   private async flush(pending: Map<string, WriteOp>): Promise<void> {
     if (this.batch?.ops === pending) this.batch = undefined
-    const ops = [...pending.values()]
-    const puts = ops.filter((op): op is Extract<WriteOp, { value: unknown }> => !("delete" in op))
-    const deletes = ops.filter((op) => "delete" in op)
     const statements: Array<[string, unknown[]]> = []
-    const chunked = <T>(items: T[], width: number, sql: (part: T[]) => string, params: (item: T) => unknown[]) => {
-      const size = Math.floor(MAX_PARAMS_PER_STATEMENT / width)
-      for (let i = 0; i < items.length; i += size) {
-        const part = items.slice(i, i + size)
-        statements.push([sql(part), part.flatMap(params)])
+    const puts: unknown[][] = []
+    const deletes: string[][] = []
+    for (const op of pending.values()) {
+      if ("delete" in op) {
+        deletes.push([op.collection, op.id])
+        continue
       }
+      const row: unknown[] = [op.collection, op.id, JSON.stringify(op.value), ...Array(2 * MAX_INDEXES).fill(null)]
+      for (const [name, entry] of Object.entries(op.indexes)) {
+        if (!entry) continue
+        const n = this.slotOf(op.collection, name)
+        row[1 + 2 * n] = entry.group
+        row[2 + 2 * n] = entry.at
+      }
+      puts.push(row)
     }
-    const rows = (count: number, width: number) => Array.from({ length: count }, () => `(${Array(width).fill("?").join(", ")})`).join(", ")
-    chunked(puts, 3, (part) => `INSERT INTO records (collection, id, value) VALUES ${rows(part.length, 3)} ON CONFLICT (collection, id) DO UPDATE SET value = excluded.value`, (op) => [
-      op.collection,
-      op.id,
-      JSON.stringify(op.value),
-    ])
-    // A record's entries are replaced whole: whatever it is no longer indexed under goes.
-    chunked(ops, 2, (part) => `DELETE FROM entries WHERE (collection, id) IN (VALUES ${rows(part.length, 2)})`, (op) => [op.collection, op.id])
-    const entries = puts.flatMap((op) => Object.entries(op.indexes).flatMap(([name, entry]) => (entry ? [[op.collection, name, entry.group, entry.at, op.id]] : [])))
-    chunked(entries, 5, (part) => `INSERT INTO entries (collection, name, grp, at, id) VALUES ${rows(part.length, 5)}`, (entry) => entry)
-    chunked(deletes, 2, (part) => `DELETE FROM records WHERE (collection, id) IN (VALUES ${rows(part.length, 2)})`, (op) => [op.collection, op.id])
+    const values = (count: number, width: number) => Array.from({ length: count }, () => `(${Array(width).fill("?").join(", ")})`).join(", ")
+    const updates = ["value", ...SLOTS.flatMap((n) => [`g${n}`, `a${n}`])].map((column) => `${column} = excluded.${column}`).join(", ")
+    const columns = ["collection", "id", "value", ...SLOTS.flatMap((n) => [`g${n}`, `a${n}`])].join(", ")
+    const perPut = Math.floor(MAX_PARAMS_PER_STATEMENT / ROW_WIDTH)
+    for (let i = 0; i < puts.length; i += perPut) {
+      const part = puts.slice(i, i + perPut)
+      statements.push([`INSERT INTO records (${columns}) VALUES ${values(part.length, ROW_WIDTH)} ON CONFLICT (collection, id) DO UPDATE SET ${updates}`, part.flat()])
+    }
+    const perDelete = Math.floor(MAX_PARAMS_PER_STATEMENT / 2)
+    for (let i = 0; i < deletes.length; i += perDelete) {
+      const part = deletes.slice(i, i + perDelete)
+      statements.push([`DELETE FROM records WHERE (collection, id) IN (VALUES ${values(part.length, 2)})`, part.flat()])
+    }
+    // One statement is atomic by itself; only a larger group needs a transaction.
     const grouped = statements.length > 1
     if (grouped) await this.adapter.query("BEGIN IMMEDIATE")
     try {

@@ -49,7 +49,7 @@ export class Store implements HistoryReader {
   /** Opens `DATA_DIR/steward.sqlite`, migrating older data in place; throws NewerDataError on
    *  data written by a newer Steward. */
   static async open(dataDir: string): Promise<Store> {
-    const backend = await SqliteBackend.open(dataDir)
+    const backend = await SqliteBackend.open(dataDir, c.SCHEMA)
     try {
       await migrate(backend)
     } catch (error) {
