@@ -16,6 +16,7 @@ import { whyNever, type Condition } from "../schedule/condition.ts"
 import type { FiringRecord, TriggerRecord } from "../schedule/records.ts"
 import type { ScheduleRequest } from "../schedule/request.ts"
 import { Scheduler, type SchedulerHost } from "../schedule/scheduler.ts"
+import { DEFAULT_PAGE, MAX_PAGE } from "../tool/list-tasks.ts"
 import { AWAIT_ANSWER, ToolError, type Role, type ToolContext, type ToolDefinition } from "../tool/tool.ts"
 import type { Outbox } from "./outbox.ts"
 import { TaskQueue } from "./queue.ts"
@@ -608,6 +609,10 @@ export class Supervisor implements Services, SchedulerHost {
   }
 
   async listTasks(ctx: ToolContext, filter: ListTasksFilter): Promise<TaskSummary[]> {
+    if (filter.scope === "finished") {
+      const ended = await this.deps.store.finishedTasks(ctx.conversation, { limit: Math.min(filter.limit ?? DEFAULT_PAGE, MAX_PAGE), before: filter.before })
+      return ended.map((task) => ({ id: task.id, type: task.role === "planner" ? "planner" : task.type, prompt: task.prompt.slice(0, 100), priority: task.priority, status: task.status, createdAt: task.createdAt, endedAt: task.endedAt }))
+    }
     const statuses: TaskStatus[] = filter.scope === "queue" ? ["queued"] : filter.scope === "running" ? ["running"] : filter.scope === "all" ? ["queued", "running"] : []
     const tasks: TaskSummary[] = [...this.tasks.values()]
       .filter((task) => task.conversation === ctx.conversation && statuses.includes(task.status) && (!filter.role || task.role === filter.role))
