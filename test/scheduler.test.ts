@@ -341,6 +341,15 @@ describe("conditional triggers", () => {
     expect(host.notices).toEqual([expect.stringContaining("its condition can no longer hold")])
   })
 
+  it("reads from the store the status of an ended task the host no longer holds", async () => {
+    await db.save({ tasks: [{ id: "t-old", role: "worker", agent: "general", type: "oneshot", prompt: "p", priority: 5, timeout: null, status: "completed", conversation: "c1", user: "u1", parentSessionId: "s", sessionId: "s2", origin: "s:old", attempts: 1, createdAt: "2026-01-01T00:00:00Z", endedAt: "2026-01-01T00:00:01Z", reported: true }] })
+    const decided: string[] = []
+    scheduler.wait("w1", { kind: "task", taskId: "t-old" }, "2026-01-05T10:00:00Z", (result) => decided.push(result))
+    scheduler.wait("w2", { kind: "task", taskId: "t-missing" }, "2026-01-05T10:00:00Z", (result) => decided.push(`missing ${result}`))
+    await vi.waitFor(() => expect(decided.sort()).toEqual(["holds", "missing never"]))
+    expect(scheduler.taskStatus("t-old")).toBe("completed")
+  })
+
   it("takes events another process wrote to the same database, at the next poll", async () => {
     await scheduler.stop()
     scheduler = await startScheduler({ pollMs: 1000 })
