@@ -11,6 +11,23 @@ const SLOTS = Array.from({ length: MAX_INDEXES }, (_, i) => i + 1)
 /** collection, id, value, then a group and an at per index slot. */
 const ROW_WIDTH = 3 + 2 * MAX_INDEXES
 
+const COLUMNS = ["collection", "id", "value", ...SLOTS.flatMap((n) => [`g${n}`, `a${n}`])]
+const UPDATES = COLUMNS.slice(2).map((column) => `${column} = excluded.${column}`).join(", ")
+const placeholders = (count: number, width: number) => Array.from({ length: count }, () => `(${Array(width).fill("?").join(", ")})`).join(", ")
+/** Statement texts by row count: built once, not at every write. */
+const upserts = new Map<number, string>()
+const deletions = new Map<number, string>()
+function upsertSql(rows: number): string {
+  let sql = upserts.get(rows)
+  if (!sql) upserts.set(rows, (sql = `INSERT INTO records (${COLUMNS.join(", ")}) VALUES ${placeholders(rows, ROW_WIDTH)} ON CONFLICT (collection, id) DO UPDATE SET ${UPDATES}`))
+  return sql
+}
+function deleteSql(rows: number): string {
+  let sql = deletions.get(rows)
+  if (!sql) deletions.set(rows, (sql = `DELETE FROM records WHERE (collection, id) IN (VALUES ${placeholders(rows, 2)})`))
+  return sql
+}
+
 /**
  * The Store's backend on `DATA_DIR/steward.sqlite` — the only place with SQL. One table,
  * `records`: (collection, id) → JSON, with a record's index entries beside it in columns
@@ -163,18 +180,15 @@ export class SqliteBackend implements Backend {
       }
       puts.push(row)
     }
-    const values = (count: number, width: number) => Array.from({ length: count }, () => `(${Array(width).fill("?").join(", ")})`).join(", ")
-    const updates = ["value", ...SLOTS.flatMap((n) => [`g${n}`, `a${n}`])].map((column) => `${column} = excluded.${column}`).join(", ")
-    const columns = ["collection", "id", "value", ...SLOTS.flatMap((n) => [`g${n}`, `a${n}`])].join(", ")
     const perPut = Math.floor(MAX_PARAMS_PER_STATEMENT / ROW_WIDTH)
     for (let i = 0; i < puts.length; i += perPut) {
       const part = puts.slice(i, i + perPut)
-      statements.push([`INSERT INTO records (${columns}) VALUES ${values(part.length, ROW_WIDTH)} ON CONFLICT (collection, id) DO UPDATE SET ${updates}`, part.flat()])
+      statements.push([upsertSql(part.length), part.flat()])
     }
     const perDelete = Math.floor(MAX_PARAMS_PER_STATEMENT / 2)
     for (let i = 0; i < deletes.length; i += perDelete) {
       const part = deletes.slice(i, i + perDelete)
-      statements.push([`DELETE FROM records WHERE (collection, id) IN (VALUES ${values(part.length, 2)})`, part.flat()])
+      statements.push([deleteSql(part.length), part.flat()])
     }
     // One statement is atomic by itself; only a larger group needs a transaction.
     const grouped = statements.length > 1
