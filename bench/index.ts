@@ -4,10 +4,14 @@ import { Figures } from "./figures.ts"
 import { runMemoryBench } from "./memory.ts"
 import { runSlackBench } from "./slack.ts"
 import { runTelegramBench } from "./telegram.ts"
+import { runYearBench } from "./year.ts"
 
 const json = process.argv.includes("--json")
 await runCoreBench(new Figures(json))
 await runTelegramBench(new Figures(json))
 await runSlackBench(new Figures(json))
-if (!process.argv.includes("--core")) await runMemoryBench({ json })
+if (!process.argv.includes("--core")) {
+  await runYearBench(new Figures(json))
+  await runMemoryBench({ json })
+}
 process.exit(0)

@@ -1,9 +1,9 @@
-import { resolve } from "node:path"
 import { approvePairing } from "./access/access.ts"
-import { orExit, readEnvFile } from "./config/config.ts"
+import { dataDirOf, orExit, readEnvFile } from "./config/config.ts"
 import { EVENT_NAME } from "./schedule/condition.ts"
 import { CRON_USAGE, cronPreview } from "./schedule/cron-preview.ts"
 import { raiseEvent } from "./schedule/events.ts"
+import { NewerDataError } from "./store/migrations.ts"
 import { Store } from "./store/store.ts"
 
 /**
@@ -34,11 +34,16 @@ async function main(args: string[]): Promise<number> {
     process.stderr.write("steward: an event name is 1-64 letters, digits, _ . -\n")
     return 2
   }
-  const store = await Store.open(resolve(process.env.DATA_DIR || "./data"))
+  const store = await Store.open(dataDirOf()).catch((error: unknown) => {
+    if (!(error instanceof NewerDataError)) throw error
+    process.stderr.write(`steward: ${error.message}\n`)
+    return undefined
+  })
+  if (!store) return 2
   try {
     if (command === "event") {
       // The running server picks it up within a second (Scheduler's poll).
-      await raiseEvent(store.db, sub!)
+      await raiseEvent(store, sub!)
       process.stdout.write(`raised ${sub}\n`)
       return 0
     }

@@ -7,6 +7,7 @@ import { startApp, type App } from "./app.ts"
 import { ConfigError, configOrExit } from "./config/config.ts"
 import { createLogger } from "./log/log.ts"
 import { Memory } from "./memory/memory.ts"
+import { NewerDataError } from "./store/migrations.ts"
 
 const config = configOrExit(process.env, ".env")
 const log = createLogger(config)
@@ -49,6 +50,8 @@ try {
   app = await startApp(config, log, started, memory)
   log.info({ dataDir: config.dataDir, channels: started.map((channel) => channel.name) }, "Steward started")
 } catch (error) {
-  process.stderr.write(`steward: ${error instanceof ConfigError ? "" : "could not start: "}${error instanceof Error ? error.message : error}\n`)
-  process.exit(error instanceof ConfigError ? 2 : 1)
+  // A configuration mistake or data this version cannot read: one line and exit 2, like a bad variable.
+  const refused = error instanceof ConfigError || error instanceof NewerDataError
+  process.stderr.write(`steward: ${refused ? "" : "could not start: "}${error instanceof Error ? error.message : error}\n`)
+  process.exit(refused ? 2 : 1)
 }

@@ -7,7 +7,7 @@ import { raiseEvent, RaisedEvents } from "../src/schedule/events.ts"
 import type { FiringRecord, TaskStatus, TriggerRecord } from "../src/core/types.ts"
 import type { ScheduleRequest } from "../src/schedule/request.ts"
 import { Scheduler, type SchedulerHost } from "../src/schedule/scheduler.ts"
-import { Db } from "../src/store/db.ts"
+import { Store } from "../src/store/store.ts"
 
 /** Timers and the clock are fake; setImmediate stays real, SQLite's I/O needs the real loop. */
 const FAKE: Parameters<typeof vi.useFakeTimers>[0] = { toFake: ["setTimeout", "clearTimeout", "setInterval", "clearInterval", "Date"] }
@@ -37,7 +37,7 @@ const log = pino({ level: "silent" })
 const where = (origin: string) => ({ conversation: "c1", user: "u1", origin })
 
 let dir: string
-let db: Db
+let db: Store
 let host: FakeHost
 let scheduler: Scheduler
 
@@ -45,7 +45,7 @@ beforeEach(async () => {
   vi.useFakeTimers(FAKE)
   vi.setSystemTime(new Date("2026-01-05T10:00:00Z"))
   dir = mkdtempSync(join(tmpdir(), "steward-scheduler-"))
-  db = await Db.open(dir)
+  db = await Store.open(dir)
   host = new FakeHost()
   scheduler = await startScheduler()
 })
@@ -57,9 +57,9 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true })
 })
 
-async function startScheduler(options: { pollMs?: number; on?: Db } = {}): Promise<Scheduler> {
+async function startScheduler(options: { pollMs?: number; on?: Store } = {}): Promise<Scheduler> {
   // A slow poll unless a test is about it: each poll is a real query the fake clock does not wait for.
-  const started = new Scheduler({ db: options.on ?? db, host, log, pollMs: options.pollMs ?? 3_600_000 })
+  const started = new Scheduler({ store: options.on ?? db, host, log, pollMs: options.pollMs ?? 3_600_000 })
   await started.start()
   return started
 }
@@ -71,7 +71,7 @@ async function advanceTo(iso: string): Promise<void> {
 }
 
 async function firings(triggerId: string): Promise<FiringRecord[]> {
-  return db.scan<FiringRecord>(`firing/${triggerId}/`)
+  return db.firingsOf(triggerId)
 }
 
 function create(request: Partial<ScheduleRequest> & Pick<ScheduleRequest, "type">, origin = "s1:call1") {
@@ -263,8 +263,8 @@ describe("missed runs and restarts", () => {
     const { taskId } = await create({ type: "recurring", interval: 600 })
     await advanceTo("2026-01-05T10:10:00Z")
     // As if the crash came before the task id was written: the firing is recorded, the run is not.
-    const trigger = (await db.get<TriggerRecord>(`trigger/${taskId}`))!
-    await db.write([[`trigger/${taskId}`, { ...trigger, runningTaskId: undefined }]])
+    const trigger = (await db.trigger(taskId))!
+    await db.save({ triggers: [{ ...trigger, runningTaskId: undefined }] })
     await downUntil("2026-01-05T10:11:00Z")
     expect(host.runs).toHaveLength(1) // the host found the run of that firing
     await scheduler.taskEnded("task-1", "completed")
@@ -283,7 +283,7 @@ describe("scheduled", () => {
     await advanceTo("2026-01-06T11:00:00Z")
     expect(host.runs).toHaveLength(1)
     expect(await firings(taskId)).toMatchObject([{ outcome: "fired", status: "delivered", messageId: "m42", taskId: "task-1" }])
-    expect(await db.get<TriggerRecord>(`trigger/${taskId}`)).toMatchObject({ status: "ended", lastOutcome: "delivered" })
+    expect(await db.trigger(taskId)).toMatchObject({ status: "ended", lastOutcome: "delivered" })
   })
 
   it("records a report that could not be delivered, and a run that could not be started", async () => {
@@ -363,16 +363,25 @@ describe("conditional triggers", () => {
     await scheduler.taskEnded("t-dep", "completed")
     await scheduler.settled()
     expect(host.runs.map((run) => run.trigger.id)).toEqual([once.taskId])
-    expect(await db.get<TriggerRecord>(`trigger/${once.taskId}`)).toMatchObject({ status: "ended", endReason: "its condition stays true" })
-    expect(await db.get<TriggerRecord>(`trigger/${never.taskId}`)).toMatchObject({ status: "ended", endReason: "its condition can no longer hold" })
+    expect(await db.trigger(once.taskId)).toMatchObject({ status: "ended", endReason: "its condition stays true" })
+    expect(await db.trigger(never.taskId)).toMatchObject({ status: "ended", endReason: "its condition can no longer hold" })
     expect(host.notices).toEqual([expect.stringContaining("its condition can no longer hold")])
+  })
+
+  it("reads from the store the status of an ended task the host no longer holds", async () => {
+    await db.save({ tasks: [{ id: "t-old", role: "worker", agent: "general", type: "oneshot", prompt: "p", priority: 5, timeout: null, status: "completed", conversation: "c1", user: "u1", parentSessionId: "s", sessionId: "s2", origin: "s:old", attempts: 1, createdAt: "2026-01-01T00:00:00Z", endedAt: "2026-01-01T00:00:01Z", reported: true }] })
+    const decided: string[] = []
+    scheduler.wait("w1", { kind: "task", taskId: "t-old" }, "2026-01-05T10:00:00Z", (result) => decided.push(result))
+    scheduler.wait("w2", { kind: "task", taskId: "t-missing" }, "2026-01-05T10:00:00Z", (result) => decided.push(`missing ${result}`))
+    await vi.waitFor(() => expect(decided.sort()).toEqual(["holds", "missing never"]))
+    expect(scheduler.taskStatus("t-old")).toBe("completed")
   })
 
   it("takes events another process wrote to the same database, at the next poll", async () => {
     await scheduler.stop()
     scheduler = await startScheduler({ pollMs: 1000 })
     await create({ type: "conditional", condition: { kind: "event", name: "backup.done" } })
-    const cli = await Db.open(dir)
+    const cli = await Store.open(dir)
     try {
       await raiseEvent(cli, "backup.done")
       await vi.advanceTimersByTimeAsync(1000)

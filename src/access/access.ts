@@ -84,7 +84,7 @@ export class Access {
  */
 export async function approvePairing(store: Store, code: string): Promise<PairingRecord | { error: string }> {
   const wanted = code.trim().toUpperCase()
-  const pairing = (await store.pairings()).find((p) => p.code === wanted)
+  const pairing = await store.pairing(wanted)
   if (!pairing) return { error: `no pairing code ${wanted}` }
   if (Date.parse(pairing.expiresAt) <= Date.now()) return { error: `pairing code ${wanted} has expired; ask them to message Steward again for a new one` }
   await store.save({ allowed: [pairing.user], pairingsDone: [pairing.code] })

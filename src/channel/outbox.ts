@@ -47,11 +47,10 @@ export interface OutboxEvents {
  * crash or restart in the middle of it, the whole reply is sent again.
  */
 export class Outbox {
-  private records = new Map<string, OutboxRecord>()
-  /** The records still to send, oldest first: what the senders and `busy` look at, so their
-   *  cost does not grow with every message ever sent. */
+  /** The records still to send, oldest first: all the outbox keeps in memory. A record leaves
+   *  once delivered or failed; it stays in the store (by id, origin and firing), so memory and
+   *  the cost of a send do not grow with every message ever sent. */
   private pending = new Map<string, OutboxRecord>()
-  private firings = new Set<string>()
   private byOrigin = new Map<string, OutboxRecord>()
   /** One sender per conversation keeps its messages in order. */
   private senders = new Map<string, Promise<void>>()
@@ -69,14 +68,14 @@ export class Outbox {
   ) {}
 
   async load(): Promise<void> {
-    for (const record of await this.store.outbox()) this.track(record)
+    for (const record of await this.store.unsentOutbox()) this.track(record)
     for (const record of this.pending.values()) this.kick(record.conversation)
   }
 
   /** Queues a message for `conversation` unless `origin` already produced one. The message is
    *  recorded in the conversation's history in the same write, with whatever else `also` holds. */
   async add(conversation: string, message: OutgoingMessage | string, origin: string, also: Partial<StoredRecords> = {}, firingId?: string): Promise<OutboxRecord> {
-    const existing = this.byOrigin.get(origin)
+    const existing = this.byOrigin.get(origin) ?? (await this.store.outboxByOrigin(origin))
     if (existing) return existing
     const record = { ...this.prepare(conversation, message, origin), firingId }
     await this.store.save({ ...also, outbox: [record, ...(also.outbox ?? [])], history: [{ id: record.id, conversation, role: "assistant", text: record.text }, ...(also.history ?? [])] })
@@ -97,9 +96,10 @@ export class Outbox {
     this.kick(record.conversation)
   }
 
-  /** Has a message been queued as this firing's report? */
-  hasFiring(firingId: string): boolean {
-    return this.firings.has(firingId)
+  /** Has a message been queued as this firing's report? (Every record is written before it is
+   *  committed, so the store knows.) */
+  async hasFiring(firingId: string): Promise<boolean> {
+    return (await this.store.outboxOfFiring(firingId)) !== undefined
   }
 
   /** The channels messages can go to. */
@@ -122,12 +122,14 @@ export class Outbox {
   }
 
   private track(record: OutboxRecord): void {
-    this.records.set(record.id, record)
-    this.byOrigin.set(record.origin, record)
-    if (record.firingId) this.firings.add(record.firingId)
     // A Map keeps its first insertion order, so pending records stay in creation order.
-    if (record.status === "pending") this.pending.set(record.id, record)
-    else this.pending.delete(record.id)
+    if (record.status === "pending") {
+      this.pending.set(record.id, record)
+      this.byOrigin.set(record.origin, record)
+    } else {
+      this.pending.delete(record.id)
+      this.byOrigin.delete(record.origin)
+    }
   }
 
   private nextPending(conversation: string): OutboxRecord | undefined {
@@ -254,7 +256,7 @@ export class Outbox {
    *  does no harm. */
   private async deliver(channel: Channel, record: OutboxRecord): Promise<{ messageId: string }> {
     const message = { text: record.text, buttons: record.buttons }
-    const target = record.editOf ? this.records.get(record.editOf) : undefined
+    const target = record.editOf ? (this.pending.get(record.editOf) ?? (await this.store.outboxRecord(record.editOf))) : undefined
     if (target?.messageId) {
       await channel.edit(record.conversation, target.messageId, message)
       return { messageId: target.messageId }

@@ -316,6 +316,11 @@ export function readEnvFile(path = ".env"): void {
   }
 }
 
+/** Where the state lives, for commands that need nothing else of the configuration (the CLI). */
+export function dataDirOf(env: NodeJS.ProcessEnv = process.env): string {
+  return resolve(schema.shape.DATA_DIR.parse(env.DATA_DIR || undefined))
+}
+
 /** For entry points: `.env`, then the configuration; a mistake in either is reported in one
  *  line, not a stack trace, and exits with code 2. */
 export function configOrExit(env: NodeJS.ProcessEnv = process.env, envFile?: string): Config {

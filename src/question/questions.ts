@@ -52,7 +52,7 @@ export class Questions {
   /** Loads the questions; those whose deadline passed while Steward was down expire now,
    *  exactly as their timer would have expired them. */
   async load(): Promise<void> {
-    for (const record of await this.store.questions()) this.track(record)
+    for (const record of await this.store.openQuestions()) this.track(record)
     for (const record of this.records.values()) if (record.status === "open") this.arm(record)
   }
 
@@ -75,7 +75,7 @@ export class Questions {
    * while the question is open. A new question replaces the conversation's open one.
    */
   async ask(asker: Asker, question: Question, purpose: QuestionRecord["purpose"]): Promise<Answer | undefined> {
-    const known = this.byOrigin.get(asker.origin)
+    const known = this.byOrigin.get(asker.origin) ?? (await this.store.questionByOrigin(asker.origin))
     if (known) return known.status === "open" ? undefined : { answer: known.answer ?? "", source: known.source ?? "timeout" }
     // One open ask_user question per conversation. A permission question may open beside it
     // (a task needs approval while the Teller waits); typed text goes to the newest.
@@ -157,9 +157,16 @@ export class Questions {
     if (record) await this.close(record, "(no longer needed)")
   }
 
+  /** Only open questions are kept in memory; a closed one is read from the store when its
+   *  call is replayed (ask), and a press of its button finds nothing open (stale). */
   private track(record: QuestionRecord): void {
-    this.records.set(record.id, record)
-    this.byOrigin.set(record.origin, record)
+    if (record.status === "open") {
+      this.records.set(record.id, record)
+      this.byOrigin.set(record.origin, record)
+    } else {
+      this.records.delete(record.id)
+      this.byOrigin.delete(record.origin)
+    }
   }
 
   private arm(record: QuestionRecord): void {

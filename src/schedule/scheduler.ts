@@ -1,12 +1,10 @@
 import type { Logger } from "pino"
-import type { Db } from "../store/db.ts"
 import { TERMINAL, type Condition, type FiringRecord, type TaskStatus, type TriggerRecord } from "../core/types.ts"
-import { newId } from "../store/store.ts"
+import { newId, type Store } from "../store/store.ts"
 import { cronCadence, intervalCadence, onceCadence, type Cadence } from "./cadence.ts"
 import { parseCron, type CronSchedule } from "./cron.ts"
-import { evaluateCondition, type ConditionFacts } from "./condition.ts"
+import { evaluateCondition, taskIdsOf, type ConditionFacts } from "./condition.ts"
 import { RaisedEvents } from "./events.ts"
-import { firingKey, triggerKey } from "./records.ts"
 import { runAtProblem, ScheduleRequest } from "./request.ts"
 import { ToolError } from "../tool/tool.ts"
 import { timerAt } from "./timer.ts"
@@ -26,7 +24,7 @@ export interface SchedulerHost {
 }
 
 export interface SchedulerDeps {
-  db: Db
+  store: Store
   host: SchedulerHost
   log: Logger
   /** How often to look for events raised by another process (the CLI). Default 1000 ms. */
@@ -67,12 +65,17 @@ const DEFAULT_MAX_LATENESS_S = 3600
  * chain, so a timer, a task's end and a cancel never interleave on a trigger.
  */
 export class Scheduler {
-  private readonly db: Db
+  private readonly store: Store
   private readonly host: SchedulerHost
   private readonly log: Logger
   private readonly pollMs: number
   private triggers = new Map<string, TriggerRecord>()
   private byOrigin = new Map<string, string>()
+  /** Statuses of ended tasks the host no longer holds in memory that a condition names: read
+   *  from the store when the condition is first watched. */
+  private endedTasks = new Map<string, TaskStatus>()
+  /** Waits whose tasks are being looked up; unwait before the lookup ends drops the wait. */
+  private pendingWaits = new Map<string, object>()
   private cadences = new Map<string, Cadence>()
   /** Cancels what a trigger waits on: its timer or cooldown. */
   private stops = new Map<string, () => void>()
@@ -83,11 +86,11 @@ export class Scheduler {
   private stopped = false
 
   constructor(deps: SchedulerDeps) {
-    this.db = deps.db
+    this.store = deps.store
     this.host = deps.host
     this.log = deps.log
     this.pollMs = deps.pollMs ?? 1000
-    this.events = new RaisedEvents(deps.db)
+    this.events = new RaisedEvents(deps.store)
     this.watch = new ConditionWatch(() => this.facts())
   }
 
@@ -96,7 +99,10 @@ export class Scheduler {
   /** Loads the triggers and re-arms them. Call it once the host knows its tasks (taskStatus). */
   async start(): Promise<void> {
     await this.events.load()
-    for (const trigger of await this.db.scan<TriggerRecord>("trigger/")) this.track(trigger)
+    for (const trigger of await this.store.liveTriggers()) {
+      this.track(trigger)
+      if (trigger.condition) await this.learn(trigger.condition)
+    }
     await this.serial(async () => {
       for (const trigger of [...this.triggers.values()]) await this.resumeRun(trigger)
       for (const trigger of [...this.triggers.values()]) {
@@ -132,7 +138,7 @@ export class Scheduler {
   async create(request: ScheduleRequest, where: TriggerOrigin): Promise<{ taskId: string }> {
     const valid = ScheduleRequest.parse(request)
     return this.serial(async () => {
-      const known = this.byOrigin.get(where.origin)
+      const known = this.byOrigin.get(where.origin) ?? (await this.store.triggerByOrigin(where.origin))?.id
       if (known) return { taskId: known }
       const late = valid.runAt === undefined ? undefined : runAtProblem(valid.runAt)
       if (late) throw new ToolError(late)
@@ -160,6 +166,7 @@ export class Scheduler {
       }
       try {
         if (trigger.kind !== "conditional") trigger.nextRunAt = this.cadenceOf(trigger).nextAfterNow()?.toISOString()
+        else await this.learn(trigger.condition!)
         await this.save(trigger)
       } catch (error) {
         this.disarm(trigger.id)
@@ -200,8 +207,13 @@ export class Scheduler {
   }
 
   /** The conversation that created a trigger: where its problems are told. */
-  owner(id: string): string | undefined {
-    return this.triggers.get(id)?.conversation
+  async owner(id: string): Promise<string | undefined> {
+    return (this.triggers.get(id) ?? (await this.store.trigger(id)))?.conversation
+  }
+
+  /** A task's status as conditions see it: the host's, or an ended task's from the store. */
+  taskStatus(taskId: string): TaskStatus | undefined {
+    return this.host.taskStatus(taskId) ?? this.endedTasks.get(taskId)
   }
 
   // ── what the host reports ───────────────────────────────────────────────────
@@ -242,10 +254,23 @@ export class Scheduler {
    *  persists and waits for again after a restart — after start(), which loads the events).
    *  `onResult` is called once, maybe before wait returns; `id` replaces an earlier wait. */
   wait(id: string, condition: Condition, since: string, onResult: (result: "holds" | "never") => void): void {
-    this.watch.add(`wait:${id}`, { condition, since, onResult })
+    const key = `wait:${id}`
+    const watch = () => this.watch.add(key, { condition, since, onResult })
+    if (taskIdsOf(condition).every((taskId) => this.taskStatus(taskId) !== undefined)) return watch()
+    // A task the host does not hold may have ended long ago: its status is read first.
+    const token = {}
+    this.pendingWaits.set(key, token)
+    this.learn(condition)
+      .catch((error) => this.log.error({ err: error, wait: id }, "could not read the tasks a condition names"))
+      .finally(() => {
+        if (this.pendingWaits.get(key) !== token) return
+        this.pendingWaits.delete(key)
+        watch()
+      })
   }
 
   unwait(id: string): void {
+    this.pendingWaits.delete(`wait:${id}`)
     this.watch.remove(`wait:${id}`)
   }
 
@@ -331,7 +356,7 @@ export class Scheduler {
    * another one; `lost` — no report will come, so the owner is told; `told` — the caller did.
    */
   private async runEnded(trigger: TriggerRecord, status: TaskStatus, error?: string, failure: "reported" | "lost" | "told" = "reported"): Promise<void> {
-    const firing = await this.db.get<FiringRecord>(firingKey(trigger.runningFiringId!))
+    const firing = await this.store.firing(trigger.runningFiringId!)
     const ok = status === "completed"
     const reason = error ?? `the run ended ${status}`
     const ended: FiringRecord | undefined = firing && { ...firing, status: ok ? "ran" : "failed", error: ok ? undefined : reason }
@@ -345,10 +370,10 @@ export class Scheduler {
 
   private updateFiring(firingId: string, change: (firing: FiringRecord) => FiringRecord): Promise<void> {
     return this.serial(async () => {
-      const firing = await this.db.get<FiringRecord>(firingKey(firingId))
+      const firing = await this.store.firing(firingId)
       if (!firing) return void this.log.warn({ firing: firingId }, "report of an unknown firing")
       const update = change(firing)
-      const trigger = this.triggers.get(firing.triggerId)
+      const trigger = this.triggers.get(firing.triggerId) ?? (await this.store.trigger(firing.triggerId))
       await this.save(trigger && { ...trigger, lastOutcome: update.status }, update)
     })
   }
@@ -370,7 +395,7 @@ export class Scheduler {
   private async resumeRun(trigger: TriggerRecord): Promise<void> {
     if (!trigger.runningFiringId) return
     if (!trigger.runningTaskId) {
-      const firing = await this.db.get<FiringRecord>(firingKey(trigger.runningFiringId))
+      const firing = await this.store.firing(trigger.runningFiringId)
       if (firing) return this.startRun(trigger, firing)
       return this.runEnded(trigger, "failed", "its firing record was lost", "lost")
     }
@@ -463,18 +488,24 @@ export class Scheduler {
 
   private facts(): ConditionFacts {
     return {
-      taskStatus: (taskId) => this.host.taskStatus(taskId),
+      taskStatus: (taskId) => this.taskStatus(taskId),
       now: new Date(),
       raisedSince: (name, since) => this.events.raisedSince(name, since),
     }
   }
 
   private async save(trigger?: TriggerRecord, firing?: FiringRecord): Promise<void> {
-    const entries: Array<[string, unknown]> = []
-    if (trigger) entries.push([triggerKey(trigger.id), trigger])
-    if (firing) entries.push([firingKey(firing.id), firing])
-    await this.db.write(entries)
+    await this.store.save({ triggers: trigger ? [trigger] : [], firings: firing ? [firing] : [] })
     if (trigger) this.track(trigger)
+  }
+
+  /** Reads the status of each ended task a condition names that the host does not hold. */
+  private async learn(condition: Condition): Promise<void> {
+    for (const taskId of taskIdsOf(condition)) {
+      if (this.taskStatus(taskId) !== undefined) continue
+      const task = await this.store.task(taskId)
+      if (task && TERMINAL.has(task.status)) this.endedTasks.set(taskId, task.status)
+    }
   }
 
   private track(trigger: TriggerRecord): void {

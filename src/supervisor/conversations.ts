@@ -213,7 +213,7 @@ export class Conversations implements ReplyCapability {
     // posted nothing for a scheduled run, the results themselves go out.
     for (const event of consumed) {
       if (event.kind !== "task_results") continue
-      const relayed = event.firingId ? this.deps.outbox.hasFiring(event.firingId) : !failed || this.repliedSince(session, turnStart, consumed)
+      const relayed = event.firingId ? await this.deps.outbox.hasFiring(event.firingId) : !failed || this.repliedSince(session, turnStart, consumed)
       if (!relayed) await this.relayResults(event)
     }
     await this.deps.store.save({ eventsDone: consumed.map((event) => event.id) })

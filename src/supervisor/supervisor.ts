@@ -71,7 +71,7 @@ export class Supervisor {
     this.questions = new Questions(store, this.outbox, log, (event) => this.conversations.enqueue(event))
     this.access = new Access(config.allowedUsers, store, this.outbox, log)
     this.scheduler = new Scheduler({
-      db: store.db,
+      store,
       host: { startRun: (trigger, firing) => this.tasks.startRun(trigger, firing), taskStatus: (id) => this.tasks.taskStatus(id), notify: (trigger, text) => this.schedules.notify(trigger, text) },
       log: log.child({ module: "scheduler" }),
     })
