@@ -62,7 +62,7 @@ export async function startApp(
     await channel.start({ onMessage: (message) => running.inbound(message).then(() => {}), commands: running.commands(), conversations: known.filter(ours), owners, state: store.channelState(channel.name) })
   }
   const hooks = config.hooks.token ? new HooksServer(config.hooks.token, (name) => running.scheduler.raise(name), log) : undefined
-  const hooksPort = await hooks?.start(options.hooksPort ?? config.hooks.port, options.hooksHost)
+  const hooksPort = await hooks?.start(options.hooksPort ?? config.hooks.port, options.hooksHost ?? config.hooks.host)
   return {
     supervisor: running,
     store,

@@ -38,7 +38,7 @@ describe("loadConfig", () => {
     expect(config.slack.port).toBe(3000)
     expect(config.telegram.webhookPort).toBe(8443)
     expect(config.memoryScope).toBe("user")
-    expect(config.hooks).toEqual({ token: undefined, port: 8790 })
+    expect(config.hooks).toEqual({ token: undefined, host: "127.0.0.1", port: 8790 })
   })
 
   it("does not share the default allow-list between configs", () => {

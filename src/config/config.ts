@@ -56,7 +56,7 @@ export interface Config {
   }
   memoryScope: "user" | "shared"
   /** POST /hooks/<name> raises an event, when a token is set. */
-  hooks: { token?: string; port: number }
+  hooks: { token?: string; host: string; port: number }
 }
 
 /** A configuration problem; `message` is one line meant for the person editing `.env`. */
@@ -161,6 +161,8 @@ const schema = z.object({
   MEMORY_SCOPE: z.enum(["user", "shared"], "expected user or shared").default("user"),
   HOOKS_TOKEN: z.string().min(16, "expected at least 16 characters (it guards an HTTP endpoint)").optional(),
   HOOKS_PORT: port().default(8790),
+  // Loopback by default: taking hooks from other machines is the operator's explicit choice.
+  HOOKS_HOST: z.union([z.hostname(), z.ipv6()], "expected an address to listen on, e.g. 127.0.0.1, 0.0.0.0 or ::").default("127.0.0.1"),
 })
 
 type Vars = z.output<typeof schema>
@@ -261,7 +263,7 @@ function toConfig(vars: Vars, models: Config["models"]): Config {
       apiUrl: vars.SLACK_API_URL,
     },
     memoryScope: vars.MEMORY_SCOPE,
-    hooks: { token: vars.HOOKS_TOKEN, port: vars.HOOKS_PORT },
+    hooks: { token: vars.HOOKS_TOKEN, host: vars.HOOKS_HOST, port: vars.HOOKS_PORT },
   }
 }
 
