@@ -4,7 +4,8 @@ import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
 import path from "node:path"
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest"
-import { fetchUrlTool } from "../src/tool/fetch-url.ts"
+import { createFetchUrlTool } from "../src/tool/fetch-url.ts"
+import { allowHostsSchema } from "../src/web/address-policy.ts"
 import { listFilesTool } from "../src/tool/list-files.ts"
 import { readFileTool } from "../src/tool/read-file.ts"
 import type { Services } from "../src/tool/services.ts"
@@ -25,6 +26,9 @@ function context(workspaceDir: string, abort = new AbortController().signal): To
     services: { workspaceDir } as Services,
   }
 }
+
+// The test servers listen on 127.0.0.1, which fetch_url reaches only when the operator allows it.
+const fetchUrlTool = createFetchUrlTool({ maxBytes: 5 * 1024 * 1024, allowHosts: allowHostsSchema.parse("127.0.0.1") })
 
 /** Parses the arguments like the runtime does, so schema defaults and limits apply. */
 function run<P extends z.ZodType>(tool: ToolDefinition<P>, args: unknown, ctx: ToolContext): Promise<any> {

@@ -1,5 +1,6 @@
 import { resolve } from "node:path"
 import { z } from "zod"
+import { allowHostsSchema, type AllowList } from "../web/address-policy.ts"
 
 export const PROVIDERS = ["openai", "anthropic", "openai-compatible"] as const
 export type Provider = (typeof PROVIDERS)[number]
@@ -55,6 +56,8 @@ export interface Config {
     apiUrl?: string
   }
   memoryScope: "user" | "shared"
+  /** fetch_url: how much of a body it reads, and which non-public hosts it may reach. */
+  fetch: { maxBytes: number; allowHosts: AllowList }
   /** POST /hooks/<name> raises an event, when a token is set. */
   hooks: { token?: string; host: string; port: number }
 }
@@ -159,6 +162,9 @@ const schema = z.object({
   SLACK_PORT: port().default(3000),
   SLACK_API_URL: httpUrl().optional(),
   MEMORY_SCOPE: z.enum(["user", "shared"], "expected user or shared").default("user"),
+  // 5 MiB holds any article; the cap keeps a worker from pulling a video or a data dump into memory.
+  FETCH_MAX_BYTES: wholeNumber(1024, 1024 ** 3).default(5 * 1024 * 1024),
+  FETCH_ALLOW_HOSTS: allowHostsSchema.default(() => ({ hosts: new Set<string>(), cidrs: [] })),
   HOOKS_TOKEN: z.string().min(16, "expected at least 16 characters (it guards an HTTP endpoint)").optional(),
   HOOKS_PORT: port().default(8790),
   // Loopback by default: taking hooks from other machines is the operator's explicit choice.
@@ -263,6 +269,7 @@ function toConfig(vars: Vars, models: Config["models"]): Config {
       apiUrl: vars.SLACK_API_URL,
     },
     memoryScope: vars.MEMORY_SCOPE,
+    fetch: { maxBytes: vars.FETCH_MAX_BYTES, allowHosts: vars.FETCH_ALLOW_HOSTS },
     hooks: { token: vars.HOOKS_TOKEN, host: vars.HOOKS_HOST, port: vars.HOOKS_PORT },
   }
 }

@@ -1,7 +1,7 @@
 import { askUserTool } from "./ask-user.ts"
 import { cancelTaskTool } from "./cancel-task.ts"
 import { createDelegateTool, type WorkerType } from "./delegate.ts"
-import { fetchUrlTool } from "./fetch-url.ts"
+import { createFetchUrlTool, type FetchUrlSettings } from "./fetch-url.ts"
 import { getHistoryByTimeTool } from "./get-history-by-time.ts"
 import { getRecentHistoryTool } from "./get-recent-history.ts"
 import { listFilesTool } from "./list-files.ts"
@@ -14,8 +14,13 @@ import { searchMemoryTool } from "./search-memory.ts"
 import type { ToolDefinition } from "./tool.ts"
 import { writeFileTool } from "./write-file.ts"
 
+/** What the operator configured for the tools that need it. */
+export interface ToolSettings {
+  fetch: FetchUrlSettings
+}
+
 /** Every tool Steward has. Which role is offered which is decided by the permission rules. */
-export function allTools(workers: readonly WorkerType[]): ToolDefinition[] {
+export function allTools(workers: readonly WorkerType[], settings: ToolSettings): ToolDefinition[] {
   return [
     createDelegateTool(workers),
     replyTool,
@@ -27,7 +32,7 @@ export function allTools(workers: readonly WorkerType[]): ToolDefinition[] {
     getHistoryByTimeTool,
     searchMemoryTool,
     scheduleTool,
-    fetchUrlTool,
+    createFetchUrlTool(settings.fetch),
     readFileTool,
     writeFileTool,
     listFilesTool,
