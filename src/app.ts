@@ -49,7 +49,7 @@ export async function startApp(
   const byName = new Map(channels.map((channel) => [channel.name, channel]))
   let supervisor: Supervisor | undefined
   const outbox = new Outbox(store, byName, log, () => supervisor?.events.emit("change"))
-  supervisor = new Supervisor({ config, store, outbox, agents, model, tools: allTools(workerTypes, { fetch: config.fetch }), rules, memory, log, commandsDir: join(promptsDir, "commands") })
+  supervisor = new Supervisor({ config, store, outbox, agents, model, tools: allTools(workerTypes, { fetch: config.fetch, workspace: config.workspace }), rules, memory, log, commandsDir: join(promptsDir, "commands") })
   await outbox.load()
   await supervisor.start()
   const running = supervisor

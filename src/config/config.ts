@@ -56,6 +56,8 @@ export interface Config {
     apiUrl?: string
   }
   memoryScope: "user" | "shared"
+  /** Each user's file workspace: how much it may hold. */
+  workspace: { quotaBytes: number }
   /** fetch_url: how much of a body it reads, and which non-public hosts it may reach. */
   fetch: { maxBytes: number; allowHosts: AllowList }
   /** POST /hooks/<name> raises an event, when a token is set. */
@@ -162,6 +164,7 @@ const schema = z.object({
   SLACK_PORT: port().default(3000),
   SLACK_API_URL: httpUrl().optional(),
   MEMORY_SCOPE: z.enum(["user", "shared"], "expected user or shared").default("user"),
+  WORKSPACE_MAX_MB: wholeNumber(1, 1024 * 1024).default(500),
   // 5 MiB holds any article; the cap keeps a worker from pulling a video or a data dump into memory.
   FETCH_MAX_BYTES: wholeNumber(1024, 1024 ** 3).default(5 * 1024 * 1024),
   FETCH_ALLOW_HOSTS: allowHostsSchema.default(() => ({ hosts: new Set<string>(), cidrs: [] })),
@@ -269,6 +272,7 @@ function toConfig(vars: Vars, models: Config["models"]): Config {
       apiUrl: vars.SLACK_API_URL,
     },
     memoryScope: vars.MEMORY_SCOPE,
+    workspace: { quotaBytes: vars.WORKSPACE_MAX_MB * 1024 * 1024 },
     fetch: { maxBytes: vars.FETCH_MAX_BYTES, allowHosts: vars.FETCH_ALLOW_HOSTS },
     hooks: { token: vars.HOOKS_TOKEN, host: vars.HOOKS_HOST, port: vars.HOOKS_PORT },
   }

@@ -12,11 +12,12 @@ import { replyTool } from "./reply.ts"
 import { scheduleTool } from "./schedule.ts"
 import { searchMemoryTool } from "./search-memory.ts"
 import type { ToolDefinition } from "./tool.ts"
-import { writeFileTool } from "./write-file.ts"
+import { createWriteFileTool, type WriteFileSettings } from "./write-file.ts"
 
 /** What the operator configured for the tools that need it. */
 export interface ToolSettings {
   fetch: FetchUrlSettings
+  workspace: WriteFileSettings
 }
 
 /** Every tool Steward has. Which role is offered which is decided by the permission rules. */
@@ -34,7 +35,7 @@ export function allTools(workers: readonly WorkerType[], settings: ToolSettings)
     scheduleTool,
     createFetchUrlTool(settings.fetch),
     readFileTool,
-    writeFileTool,
+    createWriteFileTool(settings.workspace),
     listFilesTool,
   ] as ToolDefinition[]
 }
