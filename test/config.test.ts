@@ -77,6 +77,14 @@ describe("loadConfig", () => {
     expect(config.hooks.token).toBe("hook-token-0123456789")
   })
 
+  it("listens for hooks on loopback unless HOOKS_HOST names another address", () => {
+    expect(loadConfig(BASE).hooks.host).toBe("127.0.0.1")
+    expect(loadConfig({ ...BASE, HOOKS_HOST: "0.0.0.0" }).hooks.host).toBe("0.0.0.0")
+    expect(loadConfig({ ...BASE, HOOKS_HOST: "::" }).hooks.host).toBe("::")
+    expect(loadConfig({ ...BASE, HOOKS_HOST: "hooks.internal" }).hooks.host).toBe("hooks.internal")
+    expect(errorOf({ ...BASE, HOOKS_HOST: "not a host" }).message).toMatch(/^HOOKS_HOST: expected an address to listen on/)
+  })
+
   it("requires the secrets that guard the chat endpoints", () => {
     const telegram = errorOf({ ...BASE, TELEGRAM_BOT_TOKEN: "1:x", TELEGRAM_WEBHOOK_URL: "https://bot.example.com/tg" })
     expect(telegram.variable).toBe("TELEGRAM_WEBHOOK_SECRET")
