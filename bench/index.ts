@@ -1,5 +1,6 @@
 /** `npm run bench [-- --json]`: every benchmark, figures beside their targets. */
 import { runCoreBench } from "./core.ts"
+import { runFetchBench } from "./fetch.ts"
 import { Figures } from "./figures.ts"
 import { runMemoryBench } from "./memory.ts"
 import { runSlackBench } from "./slack.ts"
@@ -10,6 +11,7 @@ const json = process.argv.includes("--json")
 await runCoreBench(new Figures(json))
 await runTelegramBench(new Figures(json))
 await runSlackBench(new Figures(json))
+await runFetchBench(new Figures(json))
 if (!process.argv.includes("--core")) {
   await runYearBench(new Figures(json))
   await runMemoryBench({ json })

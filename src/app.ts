@@ -48,7 +48,7 @@ export async function startApp(
   const workerTypes = [...agents.workers.values()].map((w) => ({ name: w.name, description: w.description }))
   const extra = config.permissionsFile ? readPermissions(config.permissionsFile) : undefined
   const mcp = await startMcp(config, log, builtInToolIds())
-  const tools = [...allTools(workerTypes, searchProvider(config.search)), ...(mcp?.families() ?? [])]
+  const tools = [...allTools(workerTypes, { fetch: config.fetch, workspace: config.workspace, search: searchProvider(config.search) }), ...(mcp?.families() ?? [])]
   const rules = { teller: forRole("teller", extra), planner: forRole("planner", extra), worker: forRole("worker", extra, mcp?.grants()) }
   const store = await Store.open(config.dataDir)
   const byName = new Map(channels.map((channel) => [channel.name, channel]))
@@ -61,7 +61,7 @@ export async function startApp(
     await channel.start({ onMessage: (message) => running.gate.inbound(message).then(() => {}), commands: running.gate.commands(), conversations: known.filter(ours), owners, state: store.channelState(channel.name) })
   }
   const hooks = config.hooks.token ? new HooksServer(config.hooks.token, (name) => running.scheduler.raise(name), log) : undefined
-  const hooksPort = await hooks?.start(options.hooksPort ?? config.hooks.port, options.hooksHost)
+  const hooksPort = await hooks?.start(options.hooksPort ?? config.hooks.port, options.hooksHost ?? config.hooks.host)
   return {
     supervisor: running,
     store,

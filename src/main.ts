@@ -5,6 +5,7 @@ import { TelegramChannel } from "../adapters/telegram/telegram.ts"
 import type { Channel } from "./channel/channel.ts"
 import { startApp, type App } from "./app.ts"
 import { ConfigError, configOrExit } from "./config/config.ts"
+import { lockDataDir, type DataDirLock } from "./lock/data-dir-lock.ts"
 import { createLogger } from "./log/log.ts"
 import { Memory } from "./memory/memory.ts"
 import { NewerDataError } from "./store/migrations.ts"
@@ -13,12 +14,14 @@ const config = configOrExit(process.env, ".env")
 const log = createLogger(config)
 
 let app: App | undefined
+let lock: DataDirLock | undefined
 let stopping = false
 async function shutdown(code: number): Promise<void> {
   if (stopping) return
   stopping = true
   await app?.stop().catch((error) => log.error({ err: error }, "error while stopping"))
   await memory.close()
+  await lock?.release().catch((error) => log.error({ err: error }, "could not release the data folder lock"))
   log.flush()
   process.exit(code)
 }
@@ -46,6 +49,8 @@ process.on("SIGTERM", () => void shutdown(0))
 process.on("unhandledRejection", (error) => log.error({ err: error }, "unhandled rejection"))
 
 try {
+  // Before anything touches the data folder: a second copy on it would run the same work twice.
+  lock = await lockDataDir(config.dataDir, (error) => log.error({ err: error }, "lost the data folder lock: another Steward may start on it"))
   const started = channels()
   app = await startApp(config, log, started, memory)
   log.info({ dataDir: config.dataDir, channels: started.map((channel) => channel.name) }, "Steward started")

@@ -38,7 +38,7 @@ describe("loadConfig", () => {
     expect(config.slack.port).toBe(3000)
     expect(config.telegram.webhookPort).toBe(8443)
     expect(config.memoryScope).toBe("user")
-    expect(config.hooks).toEqual({ token: undefined, port: 8790 })
+    expect(config.hooks).toEqual({ token: undefined, host: "127.0.0.1", port: 8790 })
   })
 
   it("does not share the default allow-list between configs", () => {
@@ -75,6 +75,14 @@ describe("loadConfig", () => {
     expect(config.slack.port).toBe(3100)
     expect(config.memoryScope).toBe("shared")
     expect(config.hooks.token).toBe("hook-token-0123456789")
+  })
+
+  it("listens for hooks on loopback unless HOOKS_HOST names another address", () => {
+    expect(loadConfig(BASE).hooks.host).toBe("127.0.0.1")
+    expect(loadConfig({ ...BASE, HOOKS_HOST: "0.0.0.0" }).hooks.host).toBe("0.0.0.0")
+    expect(loadConfig({ ...BASE, HOOKS_HOST: "::" }).hooks.host).toBe("::")
+    expect(loadConfig({ ...BASE, HOOKS_HOST: "hooks.internal" }).hooks.host).toBe("hooks.internal")
+    expect(errorOf({ ...BASE, HOOKS_HOST: "not a host" }).message).toMatch(/^HOOKS_HOST: expected an address to listen on/)
   })
 
   it("requires the secrets that guard the chat endpoints", () => {

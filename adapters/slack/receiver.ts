@@ -56,7 +56,13 @@ export class AckFirstReceiver implements Receiver {
   }
 
   async start(listen: ListenOptions): Promise<Server> {
-    const server = createServer((req, res) => void this.receive(req, res))
+    const server = createServer((req, res) => {
+      this.receive(req, res).catch((error: unknown) => {
+        // Not the sender's fault (their request was read and checked): Slack retries a 500.
+        this.options.logger.error(`could not take a request: ${error instanceof Error ? error.stack : String(error)}`)
+        if (!res.headersSent) http.buildNoBodyResponse(res, 500)
+      })
+    })
     await new Promise<void>((resolve, reject) => {
       server.once("error", reject)
       server.listen(listen, () => {
@@ -101,6 +107,11 @@ export class AckFirstReceiver implements Receiver {
       body = http.parseHTTPRequestBody(verified)
     } catch (error) {
       logger.warn(`malformed request body: ${error instanceof Error ? error.message : String(error)}`)
+      return http.buildNoBodyResponse(res, 400)
+    }
+    // JSON that is not an object (null, a number, a list) is no request of Slack's.
+    if (typeof body !== "object" || body === null || Array.isArray(body) || typeof body.type !== "string") {
+      logger.warn("malformed request body: not an object with a type")
       return http.buildNoBodyResponse(res, 400)
     }
     if (body.type === "url_verification") return http.buildUrlVerificationResponse(res, body)

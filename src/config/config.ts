@@ -1,5 +1,6 @@
 import { resolve } from "node:path"
 import { z } from "zod"
+import { allowHostsSchema, type AllowList } from "../web/address-policy.ts"
 
 export const PROVIDERS = ["openai", "anthropic", "openai-compatible"] as const
 export type Provider = (typeof PROVIDERS)[number]
@@ -55,8 +56,12 @@ export interface Config {
     apiUrl?: string
   }
   memoryScope: "user" | "shared"
+  /** Each user's file workspace: how much it may hold. */
+  workspace: { quotaBytes: number }
+  /** fetch_url: how much of a body it reads, and which non-public hosts it may reach. */
+  fetch: { maxBytes: number; allowHosts: AllowList }
   /** POST /hooks/<name> raises an event, when a token is set. */
-  hooks: { token?: string; port: number }
+  hooks: { token?: string; host: string; port: number }
   /** MCP servers: the JSON file that lists them, and how long one tool call may take. */
   mcp: { configFile?: string; toolTimeoutMs: number }
   /** The web_search tool's provider; the tool is offered only when one is set. */
@@ -169,6 +174,10 @@ const schema = z.object({
   SLACK_PORT: port().default(3000),
   SLACK_API_URL: httpUrl().optional(),
   MEMORY_SCOPE: z.enum(["user", "shared"], "expected user or shared").default("user"),
+  WORKSPACE_MAX_MB: wholeNumber(1, 1024 * 1024).default(500),
+  // 5 MiB holds any article; the cap keeps a worker from pulling a video or a data dump into memory.
+  FETCH_MAX_BYTES: wholeNumber(1024, 1024 ** 3).default(5 * 1024 * 1024),
+  FETCH_ALLOW_HOSTS: allowHostsSchema.default(() => ({ hosts: new Set<string>(), cidrs: [] })),
   HOOKS_TOKEN: z.string().min(16, "expected at least 16 characters (it guards an HTTP endpoint)").optional(),
   HOOKS_PORT: port().default(8790),
   MCP_CONFIG: z.string().optional(),
@@ -179,6 +188,8 @@ const schema = z.object({
   BRAVE_API_URL: httpUrl().default("https://api.search.brave.com/res/v1/web/search"),
   TAVILY_API_KEY: z.string().optional(),
   TAVILY_API_URL: httpUrl().default("https://api.tavily.com/search"),
+  // Loopback by default: taking hooks from other machines is the operator's explicit choice.
+  HOOKS_HOST: z.union([z.hostname(), z.ipv6()], "expected an address to listen on, e.g. 127.0.0.1, 0.0.0.0 or ::").default("127.0.0.1"),
 })
 
 type Vars = z.output<typeof schema>
@@ -297,7 +308,9 @@ function toConfig(vars: Vars, models: Config["models"]): Config {
       apiUrl: vars.SLACK_API_URL,
     },
     memoryScope: vars.MEMORY_SCOPE,
-    hooks: { token: vars.HOOKS_TOKEN, port: vars.HOOKS_PORT },
+    workspace: { quotaBytes: vars.WORKSPACE_MAX_MB * 1024 * 1024 },
+    fetch: { maxBytes: vars.FETCH_MAX_BYTES, allowHosts: vars.FETCH_ALLOW_HOSTS },
+    hooks: { token: vars.HOOKS_TOKEN, host: vars.HOOKS_HOST, port: vars.HOOKS_PORT },
     mcp: { configFile: vars.MCP_CONFIG === undefined ? undefined : resolve(vars.MCP_CONFIG), toolTimeoutMs: vars.MCP_TOOL_TIMEOUT * 1000 },
     search: searchConfig(vars),
   }
