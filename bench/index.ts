@@ -1,5 +1,6 @@
 /** `npm run bench [-- --json]`: every benchmark, figures beside their targets. */
 import { runCoreBench } from "./core.ts"
+import { runCostBench } from "./cost.ts"
 import { Figures } from "./figures.ts"
 import { runMemoryBench } from "./memory.ts"
 import { runSlackBench } from "./slack.ts"
@@ -7,6 +8,7 @@ import { runTelegramBench } from "./telegram.ts"
 
 const json = process.argv.includes("--json")
 await runCoreBench(new Figures(json))
+await runCostBench(new Figures(json))
 await runTelegramBench(new Figures(json))
 await runSlackBench(new Figures(json))
 if (!process.argv.includes("--core")) await runMemoryBench({ json })
