@@ -767,7 +767,10 @@ export class Supervisor implements Services, SchedulerHost {
     const model = this.deps.model(agent)
     return runLoop({
       model,
-      system: `${agent.prompt}\n\n${environment(new Date(), where)}`,
+      system: agent.prompt,
+      environment: () => environment(new Date(), where),
+      budgetTokens: config.contextBudgetTokens,
+      onUsage: (sample) => this.events.emit("usage", sample),
       compactionSystem: this.deps.agents.compaction.prompt,
       tools: this.toolsOf(agent),
       rules: rules[role],
