@@ -134,11 +134,14 @@ class Words {
   }
 }
 
-function result(content: LanguageModelV3Content[]): LanguageModelV3GenerateResult {
+/** An answer with the usage a provider would report: the loop compacts by it. */
+function result(options: LanguageModelV3CallOptions, content: LanguageModelV3Content[]): LanguageModelV3GenerateResult {
+  const input = estimateTokens(options.prompt) + estimateTokens(options.tools ?? [])
+  const output = estimateTokens(content)
   return {
     content,
     finishReason: { unified: content.some((c) => c.type === "tool-call") ? "tool-calls" : "stop", raw: undefined },
-    usage: { inputTokens: { total: 10, noCache: 10, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 5, text: 5, reasoning: 0 } },
+    usage: { inputTokens: { total: input, noCache: input, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: output, text: output, reasoning: 0 } },
     warnings: [],
   }
 }
@@ -160,20 +163,21 @@ function chatModel(words: Words, calls: { all: number; teller: TellerRequests })
   const doGenerate = async (options: LanguageModelV3CallOptions): Promise<LanguageModelV3GenerateResult> => {
       const system = options.prompt.filter((m) => m.role === "system").map((m) => m.content as string).join("\n")
       const role = /# Role: (\w+)/.exec(system)?.[1] ?? "unknown"
+      const answer = (content: LanguageModelV3Content[]) => result(options, content)
       calls.all++
       if (role === "teller") calls.teller.add(options)
       const last = options.prompt.at(-1)!
-      if (role === "compaction") return result([{ type: "text", text: `Summary: ${words.text(1_200)}` }])
-      if (last.role === "tool" || !options.tools?.length) return result([{ type: "text", text: role === "worker" ? `Result: ${words.text(words.between(1_500, 6_000))}` : role === "planner" ? "Dispatched one worker." : "" }])
+      if (role === "compaction") return answer([{ type: "text", text: `Summary: ${words.text(1_200)}` }])
+      if (last.role === "tool" || !options.tools?.length) return answer([{ type: "text", text: role === "worker" ? `Result: ${words.text(words.between(1_500, 6_000))}` : role === "planner" ? "Dispatched one worker." : "" }])
       const said = textOf(last)
       if (role === "teller") {
-        if (said.includes("<task-results>")) return result([call("reply", { text: words.text(words.between(400, 1_200)) })])
-        if (said.startsWith("delegate")) return result([call("delegate", { prompt: said }), call("reply", { text: "On it — I will tell you when it is done." })])
-        if (said.startsWith("tasks")) return result([call("list_tasks", {})])
-        return result([call("reply", { text: words.text(words.between(150, 900)) })])
+        if (said.includes("<task-results>")) return answer([call("reply", { text: words.text(words.between(400, 1_200)) })])
+        if (said.startsWith("delegate")) return answer([call("delegate", { prompt: said }), call("reply", { text: "On it — I will tell you when it is done." })])
+        if (said.startsWith("tasks")) return answer([call("list_tasks", {})])
+        return answer([call("reply", { text: words.text(words.between(150, 900)) })])
       }
-      if (role === "planner") return result([call("delegate", { prompt: "write the notes file" })])
-      return result([call("write_file", { path: "notes.txt", content: words.text(200) })])
+      if (role === "planner") return answer([call("delegate", { prompt: "write the notes file" })])
+      return answer([call("write_file", { path: "notes.txt", content: words.text(200) })])
   }
   // Not MockLanguageModelV3: it keeps every call's prompt, which a long chat cannot afford.
   return {
