@@ -176,7 +176,7 @@ function chatModel(words: Words, calls: { all: number; teller: TellerRequests })
         if (said.startsWith("tasks")) return answer([call("list_tasks", {})])
         return answer([call("reply", { text: words.text(words.between(150, 900)) })])
       }
-      if (role === "planner") return answer([call("delegate", { prompt: "write the notes file" })])
+      if (role === "planner") return answer([{ type: "text", text: "Dispatched one worker." }, call("delegate", { prompt: "write the notes file" })])
       return answer([call("write_file", { path: "notes.txt", content: words.text(200) })])
   }
   // Not MockLanguageModelV3: it keeps every call's prompt, which a long chat cannot afford.

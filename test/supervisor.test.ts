@@ -236,8 +236,7 @@ describe("Supervisor", () => {
     harness = await startHarness(
       byRole({
         teller: delegatingTeller,
-        // list_tasks beside the staging keeps the run going, to the call that fails.
-        planner: sequence({ toolCalls: [{ name: "delegate", args: { prompt: "never runs" } }, { name: "list_tasks", args: {} }] }, { error: { status: 400, message: "the planner broke" } }),
+        planner: sequence({ toolCalls: [{ name: "delegate", args: { prompt: "never runs" } }] }, { error: { status: 400, message: "the planner broke" } }),
         worker: () => {
           throw new Error("no worker may run")
         },

@@ -5,7 +5,10 @@ import { AWAIT_ANSWER, ToolError, type ToolContext, type ToolDefinition } from "
 import type { UsageSample } from "../usage/usage.ts"
 import { CLEAR_ALL_TOOL_OUTPUT, DEFAULT_PRUNE, pruneLimits, toModelMessages, type PruneLimits } from "./context.ts"
 import { buildRequest, estimatePrompt, modelName } from "./request.ts"
+import { textOf, toolCalls } from "./messages.ts"
 import { stepEndsRun } from "./run-end.ts"
+
+export { textOf, toolCalls }
 
 /** OpenCode's threshold: the third identical call in a row is a loop, not persistence. */
 export const DOOM_LOOP_THRESHOLD = 3
@@ -109,7 +112,7 @@ function runEnded(input: LoopInput): ModelMessage | undefined {
   const last = records[index]?.message
   if (last?.role !== "assistant") return undefined
   if (index === records.length - 1) return last
-  return stepEndsRun(input.context.role, toolCalls(last), records.slice(index + 1).map((record) => record.message)) ? last : undefined
+  return stepEndsRun(input.context.role, last, records.slice(index + 1).map((record) => record.message)) ? last : undefined
 }
 
 const toolSets = new WeakMap<readonly ToolDefinition[], ToolSet>()
@@ -296,20 +299,6 @@ function isContextOverflow(error: unknown): boolean {
 export function reminder(text: string, fromUser: boolean): string {
   const intro = fromUser ? "The user sent the following message:" : "This arrived while you were working:"
   return ["<system-reminder>", intro, text, "", "Please address this message and continue with your tasks.", "</system-reminder>"].join("\n")
-}
-
-export function toolCalls(message: ModelMessage): ToolCallPart[] {
-  if (message.role !== "assistant" || typeof message.content === "string") return []
-  return message.content.filter((part): part is ToolCallPart => part.type === "tool-call")
-}
-
-export function textOf(message: ModelMessage): string {
-  if (typeof message.content === "string") return message.content
-  return message.content
-    .filter((part) => part.type === "text")
-    .map((part) => (part as { text: string }).text)
-    .join("")
-    .trim()
 }
 
 function userMessage(text: string): ModelMessage {
