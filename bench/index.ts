@@ -1,5 +1,6 @@
 /** `npm run bench [-- --json]`: every benchmark, figures beside their targets. */
 import { runCoreBench } from "./core.ts"
+import { runCostBench } from "./cost.ts"
 import { runFetchBench } from "./fetch.ts"
 import { Figures } from "./figures.ts"
 import { runMemoryBench } from "./memory.ts"
@@ -9,6 +10,7 @@ import { runYearBench } from "./year.ts"
 
 const json = process.argv.includes("--json")
 await runCoreBench(new Figures(json))
+await runCostBench(new Figures(json))
 await runTelegramBench(new Figures(json))
 await runSlackBench(new Figures(json))
 await runFetchBench(new Figures(json))

@@ -14,6 +14,7 @@ import { HooksServer } from "./hooks/hooks.ts"
 import { startMcp, type McpHub } from "./mcp/hub.ts"
 import { searchProvider } from "./search/provider.ts"
 import { allTools, builtInToolIds } from "./tool/registry.ts"
+import type { UsageSample } from "./usage/usage.ts"
 import type { MemoryService } from "./tool/capabilities.ts"
 
 export const PROMPTS_DIR = new URL("../prompts/", import.meta.url).pathname
@@ -39,7 +40,7 @@ export async function startApp(
   memory: SupervisorMemory,
   model: (agent: Agent) => LanguageModel = modelFor(config),
   /** Tests listen on 127.0.0.1 and a free port, and may bring their own prompts. */
-  options: { hooksHost?: string; hooksPort?: number; promptsDir?: string } = {},
+  options: { hooksHost?: string; hooksPort?: number; promptsDir?: string; onUsage?: (sample: UsageSample) => void } = {},
 ): Promise<App> {
   const promptsDir = options.promptsDir ?? PROMPTS_DIR
   const agents = loadAgents(promptsDir)
@@ -52,7 +53,7 @@ export async function startApp(
   const rules = { teller: forRole("teller", extra), planner: forRole("planner", extra), worker: forRole("worker", extra, mcp?.grants()) }
   const store = await Store.open(config.dataDir)
   const byName = new Map(channels.map((channel) => [channel.name, channel]))
-  const running = new Supervisor({ config, store, channels: byName, agents, model, tools, rules, memory, log, commandsDir: join(promptsDir, "commands") })
+  const running = new Supervisor({ config, store, channels: byName, agents, model, tools, rules, memory, log, commandsDir: join(promptsDir, "commands"), onUsage: options.onUsage })
   await running.start()
   const known = (await store.conversations()).map((conversation) => conversation.id)
   for (const channel of channels) {

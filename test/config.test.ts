@@ -33,6 +33,7 @@ describe("loadConfig", () => {
     expect(config.timeouts).toEqual({ planner: 300, worker: 900 })
     expect(config.maxSteps).toEqual({ teller: 8, planner: 20, worker: 30 })
     expect(config.context).toEqual({ contextTokens: 128_000, outputTokens: 32_000 })
+    expect(config.contextBudgetTokens).toBe(32_000)
     expect(config.maxRetries).toBe(3)
     expect(config.permissionsFile).toBeUndefined()
     expect(config.slack.port).toBe(3000)
@@ -115,6 +116,8 @@ describe("loadConfig", () => {
     ["PLANNER_MAX_STEPS", "201", 'PLANNER_MAX_STEPS: expected a whole number from 1 to 200, got "201"'],
     ["MODEL_CONTEXT_TOKENS", "999", 'MODEL_CONTEXT_TOKENS: expected a whole number of at least 1000, got "999"'],
     ["MODEL_OUTPUT_TOKENS", "99999999999999999999", 'MODEL_OUTPUT_TOKENS: expected a whole number of at least 256, got "99999999999999999999"'],
+    ["CONTEXT_BUDGET_TOKENS", "3999", 'CONTEXT_BUDGET_TOKENS: expected a whole number of at least 4000, got "3999"'],
+    ["CONTEXT_BUDGET_TOKENS", "32k", 'CONTEXT_BUDGET_TOKENS: expected a whole number of at least 4000, got "32k"'],
     ["MODEL_MAX_RETRIES", "11", 'MODEL_MAX_RETRIES: expected a whole number from 0 to 10, got "11"'],
     ["MODEL_TIMEOUT", "0", 'MODEL_TIMEOUT: expected a whole number from 1 to 300, got "0"'],
     ["MODEL_TIMEOUT", "301", 'MODEL_TIMEOUT: expected a whole number from 1 to 300, got "301"'],

@@ -37,6 +37,8 @@ export interface Config {
   timeouts: { planner: number; worker: number }
   maxSteps: { teller: number; planner: number; worker: number }
   context: { contextTokens: number; outputTokens: number }
+  /** The most a prompt may hold (CONTEXT_BUDGET_TOKENS): what every call costs, not the window. */
+  contextBudgetTokens: number
   maxRetries: number
   /** How long one model request may go without a response before it is retried. */
   modelTimeoutMs: number
@@ -158,6 +160,7 @@ const schema = z.object({
   WORKER_MAX_STEPS: wholeNumber(1, 200).default(30),
   MODEL_CONTEXT_TOKENS: wholeNumber(1000).default(128_000),
   MODEL_OUTPUT_TOKENS: wholeNumber(256).default(32_000),
+  CONTEXT_BUDGET_TOKENS: wholeNumber(4000).default(32_000),
   MODEL_MAX_RETRIES: wholeNumber(0, 10).default(3),
   // Node's fetch gives up on its own after 300 s without headers or body data.
   MODEL_TIMEOUT: wholeNumber(1, 300).default(300),
@@ -290,6 +293,7 @@ function toConfig(vars: Vars, models: Config["models"]): Config {
     timeouts: { planner: vars.PLANNER_TIMEOUT, worker: vars.WORKER_TIMEOUT },
     maxSteps: { teller: vars.TELLER_MAX_STEPS, planner: vars.PLANNER_MAX_STEPS, worker: vars.WORKER_MAX_STEPS },
     context: { contextTokens: vars.MODEL_CONTEXT_TOKENS, outputTokens: vars.MODEL_OUTPUT_TOKENS },
+    contextBudgetTokens: vars.CONTEXT_BUDGET_TOKENS,
     maxRetries: vars.MODEL_MAX_RETRIES,
     modelTimeoutMs: vars.MODEL_TIMEOUT * 1000,
     permissionsFile: vars.PERMISSIONS_FILE === undefined ? undefined : resolve(vars.PERMISSIONS_FILE),

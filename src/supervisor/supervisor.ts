@@ -21,6 +21,7 @@ import { AgentRunner } from "./runner.ts"
 import { Schedules } from "./schedules.ts"
 import { Sessions } from "./sessions.ts"
 import { TaskBoard } from "./task-board.ts"
+import type { UsageSample } from "../usage/usage.ts"
 
 export interface SupervisorDeps {
   config: Config
@@ -37,6 +38,8 @@ export interface SupervisorDeps {
   log: Logger
   /** prompts/commands: commands defined as files. */
   commandsDir?: string
+  /** Every model call's tokens (input, cached input, output) with its role, conversation and task. */
+  onUsage?: (sample: UsageSample) => void
 }
 
 /**
@@ -105,6 +108,7 @@ export class Supervisor {
       model: deps.model,
       tools: deps.tools,
       rules: deps.rules,
+      onUsage: deps.onUsage,
       capabilities: {
         tasks: this.tasks,
         questions: new Asking(this.questions),
