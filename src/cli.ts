@@ -1,3 +1,4 @@
+#!/usr/bin/env node
 import { resolve } from "node:path"
 import { approvePairing } from "./access/access.ts"
 import { orExit, readEnvFile } from "./config/config.ts"

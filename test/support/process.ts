@@ -3,7 +3,8 @@ import { fileURLToPath } from "node:url"
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url))
 
-/** Steward started as a real program (`src/main.ts` under tsx), driven through its console. */
+/** Steward started as a real program — the build `npm start` runs (`node dist/main.js`, built by
+ *  the tests' global setup) — driven through its console. */
 export class StewardProcess {
   readonly lines: string[] = []
   readonly stderr: string[] = []
@@ -26,7 +27,7 @@ export class StewardProcess {
   }
 
   static start(env: Record<string, string>): StewardProcess {
-    const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+    const child = spawn(process.execPath, ["dist/main.js"], {
       cwd: ROOT,
       // Only what the test gives: no keys or tokens from the developer's environment leak in.
       env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", LOG_LEVEL: "warn", ...env },
