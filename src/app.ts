@@ -6,7 +6,8 @@ import { loadAgents, type Agent } from "./agent/agents.ts"
 import { channelOf, type Channel } from "./channel/channel.ts"
 import { ZodError } from "zod"
 import { checkProvider, ConfigError, PROVIDERS, type Config, type ModelSpec } from "./config/config.ts"
-import { resolveModel } from "./model/model.ts"
+import { portError } from "./config/ports.ts"
+import { countedModel, resolveModel, type ModelCallSink } from "./model/model.ts"
 import { forRole, parseConfig } from "./permission/permission.ts"
 import { Store } from "./store/store.ts"
 import { Outbox } from "./supervisor/outbox.ts"
@@ -22,6 +23,8 @@ export interface App {
   store: Store
   /** Where POST /hooks/<name> listens, when HOOKS_TOKEN is set. */
   hooksPort?: number
+  /** Takes nothing new in (channels, hooks, triggers) while what is under way goes on. */
+  stopInput(): Promise<void>
   stop(): Promise<void>
 }
 
@@ -34,10 +37,12 @@ export async function startApp(
   log: Logger,
   channels: Channel[],
   memory: SupervisorMemory,
-  model: (agent: Agent) => LanguageModel = modelFor(config),
-  /** Tests listen on 127.0.0.1 and a free port, and may bring their own prompts. */
-  options: { hooksHost?: string; hooksPort?: number; promptsDir?: string } = {},
+  modelOf?: (agent: Agent) => LanguageModel,
+  /** Tests listen on 127.0.0.1 and a free port, and may bring their own prompts. The model
+   *  calls of the configured models are counted in `metrics`. */
+  options: { hooksHost?: string; hooksPort?: number; promptsDir?: string; metrics?: ModelCallSink } = {},
 ): Promise<App> {
+  const model = modelOf ?? modelFor(config, options.metrics)
   const promptsDir = options.promptsDir ?? PROMPTS_DIR
   const agents = loadAgents(promptsDir)
   // A worker type's own model is configuration too: checked now, not at its first task.
@@ -62,11 +67,19 @@ export async function startApp(
     await channel.start({ onMessage: (message) => running.inbound(message).then(() => {}), commands: running.commands(), conversations: known.filter(ours), owners, state: store.channelState(channel.name) })
   }
   const hooks = config.hooks.token ? new HooksServer(config.hooks.token, (name) => running.scheduler.raise(name), log) : undefined
-  const hooksPort = await hooks?.start(options.hooksPort ?? config.hooks.port, options.hooksHost)
+  const wantedHooksPort = options.hooksPort ?? config.hooks.port
+  const hooksPort = await hooks?.start(wantedHooksPort, options.hooksHost).catch((error: unknown) => {
+    throw portError("HOOKS_PORT", wantedHooksPort, error)
+  })
   return {
     supervisor: running,
     store,
     hooksPort,
+    async stopInput() {
+      await hooks?.stop()
+      await running.scheduler.stop()
+      for (const channel of channels) await channel.stop()
+    },
     async stop() {
       await hooks?.stop()
       for (const channel of channels) await channel.stop()
@@ -90,12 +103,13 @@ function readPermissions(path: string) {
 export type SupervisorMemory = MemoryService & { recordCompaction(user: string, summary: string): Promise<void> }
 
 /** One model instance per agent: a worker type may name its own in its front matter. */
-function modelFor(config: Config) {
+function modelFor(config: Config, metrics?: ModelCallSink) {
   const cache = new Map<string, LanguageModel>()
   return (agent: Agent) => {
     let model = cache.get(agent.name)
     if (!model) {
       model = resolveModel(agent.model ? specOf(agent) : config.models[agent.role === "compaction" ? "teller" : agent.role], config)
+      if (metrics) model = countedModel(model, agent.role, metrics)
       cache.set(agent.name, model)
     }
     return model

@@ -1,8 +1,10 @@
 import type { AddressInfo } from "node:net"
 import { App, SocketModeReceiver, webApi, type BlockAction, type ButtonAction, type Logger as BoltLogger } from "@slack/bolt"
 import type { Logger } from "pino"
-import { UndeliverableMessage, type Channel, type ChannelHandlers, type InboundMessage, type OutgoingMessage, type ProgressUpdate } from "../../src/channel/channel.ts"
+import { ConnectionHealth } from "../health/connection.ts"
+import { UndeliverableMessage, type Channel, type ChannelHandlers, type ChannelHealth, type InboundMessage, type OutgoingMessage, type ProgressUpdate } from "../../src/channel/channel.ts"
 import type { Config } from "../../src/config/config.ts"
+import { portError } from "../../src/config/ports.ts"
 import { section, withButtons, type Block } from "./blocks.ts"
 import { messageIdOf, messageRefOf, placeOf } from "./conversation.ts"
 import { ACTION_ID, inboundOfAction, inboundOfEvent, type MessageEvent } from "./inbound.ts"
@@ -70,6 +72,7 @@ export class SlackChannel implements Channel {
   private readonly progressMessages: ReturnType<typeof progressMessages>
   private app?: App
   private watchdog?: SocketWatchdog
+  private readonly connection = new ConnectionHealth()
   private port?: number
   private botUserId = ""
   /** Per conversation, the message being handed to the core: a conversation's events go in the order they came. */
@@ -111,13 +114,17 @@ export class SlackChannel implements Channel {
     this.app = new App({ receiver, token: this.config.botToken, botId: me.bot_id, botUserId: me.user_id, logger, clientOptions: { ...this.clientOptions }, convoStore: false })
     this.route(handlers, me.team_id ?? "")
     if (receiver instanceof SocketModeReceiver) {
-      this.watchdog = new SocketWatchdog(receiver.client, this.log, this.options.socketSilenceMs)
+      this.watchdog = new SocketWatchdog(receiver.client, this.log, this.connection, this.options.socketSilenceMs)
       await this.app.start()
       this.log.info("receiving Slack events over Socket Mode")
       return
     }
-    const server = await this.app.start({ port: this.options.port ?? this.config.port, host: this.options.host })
+    const port = this.options.port ?? this.config.port
+    const server = await this.app.start({ port, host: this.options.host }).catch((error: unknown) => {
+      throw portError("SLACK_PORT", port, error)
+    })
     this.port = (server.address() as AddressInfo).port
+    this.connection.up()
     this.log.info({ port: this.port, path: EVENTS_PATH }, "receiving Slack events over HTTP")
   }
 
@@ -160,6 +167,11 @@ export class SlackChannel implements Channel {
     if (!(error instanceof Error) || (error as Partial<webApi.WebAPIPlatformError>).code !== webApi.ErrorCode.PlatformError) return false
     const code = (error as webApi.WebAPIPlatformError).data?.error
     return typeof code === "string" && !TRANSIENT_PLATFORM_ERRORS.has(code)
+  }
+
+  /** Socket Mode: the socket is open; HTTP: the server listens. */
+  health(): ChannelHealth {
+    return this.connection.health()
   }
 
   progress(conversation: string, update: ProgressUpdate): void {

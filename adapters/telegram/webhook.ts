@@ -1,7 +1,7 @@
 import { createServer, type Server } from "node:http"
-import type { AddressInfo } from "node:net"
 import { webhookCallback, type Bot } from "grammy"
 import type { Logger } from "pino"
+import { listen } from "../../src/config/ports.ts"
 
 export type WebhookServer = { port: number; close(): Promise<void> }
 
@@ -22,15 +22,9 @@ export async function listenForUpdates(bot: Bot, options: { port: number; host?:
       if (!res.headersSent) res.writeHead(500).end()
     })
   })
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject)
-    server.listen(options.port, options.host, () => {
-      server.off("error", reject)
-      resolve()
-    })
-  })
+  const port = await listen(server, "TELEGRAM_WEBHOOK_PORT", options.port, options.host)
   return {
-    port: (server.address() as AddressInfo).port,
+    port,
     close: () =>
       new Promise<void>((resolve) => {
         // Updates being handled finish; idle keep-alive connections would hold close() open.

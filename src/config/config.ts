@@ -57,6 +57,10 @@ export interface Config {
   memoryScope: "user" | "shared"
   /** POST /hooks/<name> raises an event, when a token is set. */
   hooks: { token?: string; port: number }
+  /** GET /healthz and /metrics; no port: off. */
+  admin: { host: string; port?: number }
+  /** How long SIGTERM/SIGINT lets work under way finish before it is stopped. */
+  shutdownGraceMs: number
 }
 
 /** A configuration problem; `message` is one line meant for the person editing `.env`. */
@@ -98,6 +102,23 @@ const modelSpec = z
 const ALLOWED_USERS_EXPECTED =
   "expected a comma-separated list of <channel>:<user-id>, e.g. telegram:1001,slack:U1001,console:local, or * for anyone"
 
+/** What a user id looks like in each channel Steward has: a mistyped id would never match
+ *  anyone, and the owner would be treated as a stranger without knowing why. */
+const USER_IDS: Record<string, { id: RegExp; expected: string }> = {
+  telegram: { id: /^\d+$/, expected: "a Telegram user id is a number, e.g. telegram:1001" },
+  slack: { id: /^[UW][A-Z0-9]+$/, expected: "a Slack user id starts with U or W, e.g. slack:U1001" },
+  console: { id: /^local$/, expected: "the console's one user is console:local" },
+}
+
+/** Why `entry` (`<channel>:<user-id>`) is not a user Steward could ever see, or undefined. */
+function badUser(entry: string): string | undefined {
+  const at = entry.indexOf(":")
+  if (at <= 0) return ALLOWED_USERS_EXPECTED
+  const rule = USER_IDS[entry.slice(0, at)]
+  if (!rule) return `the channel must be one of ${Object.keys(USER_IDS).join(", ")}`
+  return rule.id.test(entry.slice(at + 1)) ? undefined : rule.expected
+}
+
 const allowedUsers = z.string().transform((value, ctx): AllowedUsers => {
   const entries = value
     .split(",")
@@ -109,13 +130,14 @@ const allowedUsers = z.string().transform((value, ctx): AllowedUsers => {
   }
   const result: AllowedUsers = { anyone: false, users: new Set() }
   for (const entry of entries) {
-    if (entry === "*") result.anyone = true
-    else if (/^[a-z]+:.+$/.test(entry)) result.users.add(entry)
-    else {
+    const problem = entry === "*" ? undefined : badUser(entry)
+    if (problem) {
       // Name the offending entry: in a long list the whole value would hide it.
-      ctx.addIssue({ code: "custom", message: ALLOWED_USERS_EXPECTED, params: { got: `entry ${JSON.stringify(entry)}` } })
+      ctx.addIssue({ code: "custom", message: problem, params: { got: `entry ${JSON.stringify(entry)}` } })
       return z.NEVER
     }
+    if (entry === "*") result.anyone = true
+    else result.users.add(entry)
   }
   return result
 })
@@ -161,6 +183,12 @@ const schema = z.object({
   MEMORY_SCOPE: z.enum(["user", "shared"], "expected user or shared").default("user"),
   HOOKS_TOKEN: z.string().min(16, "expected at least 16 characters (it guards an HTTP endpoint)").optional(),
   HOOKS_PORT: port().default(8790),
+  ADMIN_HOST: z.string().default("127.0.0.1"),
+  // 0 lets the system pick a free port (tests); "off" disables the admin server.
+  ADMIN_PORT: z
+    .union([z.literal("off"), wholeNumber(0, 65535)], { error: 'expected a port from 0 to 65535, or "off"' })
+    .default(8791),
+  SHUTDOWN_GRACE: wholeNumber(0, 3600).default(10),
 })
 
 type Vars = z.output<typeof schema>
@@ -262,6 +290,8 @@ function toConfig(vars: Vars, models: Config["models"]): Config {
     },
     memoryScope: vars.MEMORY_SCOPE,
     hooks: { token: vars.HOOKS_TOKEN, port: vars.HOOKS_PORT },
+    admin: { host: vars.ADMIN_HOST, port: vars.ADMIN_PORT === "off" ? undefined : vars.ADMIN_PORT },
+    shutdownGraceMs: vars.SHUTDOWN_GRACE * 1000,
   }
 }
 
