@@ -76,9 +76,9 @@ export async function startApp(
     store,
     hooksPort,
     async stopInput() {
+      for (const channel of channels) await channel.stop()
       await hooks?.stop()
       await running.scheduler.stop()
-      for (const channel of channels) await channel.stop()
     },
     async stop() {
       await hooks?.stop()

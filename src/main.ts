@@ -35,6 +35,7 @@ function shutdown(why: string, graceMs: number): Promise<void> {
       await admin?.server.stop()
       if (app) {
         await app.stopInput()
+        log.info({ graceMs }, "taking no new input; waiting for the work under way")
         const cut = new AbortController()
         graceCut = () => cut.abort()
         await Promise.race([app.supervisor.idle(), sleep(graceMs, undefined, { signal: cut.signal }).catch(() => {})])

@@ -61,11 +61,15 @@ describe("admin endpoints (real program)", () => {
 
     steward.send("hello")
     await steward.waitFor((p) => p.replies.length >= 1, "the reply")
-    const metrics = await get(port, "/metrics")
-    expect(metrics.headers.get("content-type")).toMatch(/^text\/plain/)
-    const text = await metrics.text()
-    // One call: the reply ends the turn.
-    expect(sample(text, 'steward_model_calls_total{role="teller",outcome="ok"}')).toBe(1)
+    // Two calls: the reply, and the step after it that ends the turn (it may still be under way).
+    const calls = 'steward_model_calls_total{role="teller",outcome="ok"}'
+    let text = ""
+    for (const deadline = Date.now() + 10_000; sample(text, calls) !== 2 && Date.now() < deadline; ) {
+      const metrics = await get(port, "/metrics")
+      expect(metrics.headers.get("content-type")).toMatch(/^text\/plain/)
+      text = await metrics.text()
+    }
+    expect(sample(text, calls)).toBe(2)
     expect(sample(text, 'steward_model_tokens_total{role="teller",kind="input"}')).toBeGreaterThanOrEqual(120)
     expect(sample(text, 'steward_model_tokens_total{role="teller",kind="cached_input"}')).toBe(100)
     expect(sample(text, 'steward_model_tokens_total{role="teller",kind="output"}')).toBeGreaterThanOrEqual(8)
