@@ -25,8 +25,8 @@ type Held = { event: ReceiverEvent; request: IncomingMessage; response: ServerRe
 /**
  * Slack's Events API over HTTP: checks each request's signature (a bad or stale one gets 401),
  * answers `url_verification` itself, and acknowledges an event the moment it is verified —
- * before Bolt builds its context and runs the listeners. (No `ssl_check`: Slack sends it only
- * for slash commands, which Steward has none of.) Bolt's HTTPReceiver
+ * before Bolt builds its context and runs the listeners, and answers the `ssl_check` Slack
+ * sends to a slash command's URL. Bolt's HTTPReceiver
  * acknowledges only from inside `processEvent`, so in a burst every ack waited behind the
  * routing of the events before it, and behind the core's work on them. Here verified events
  * wait until requests stop arriving (QUIET_MS, at most MAX_HOLD_MS), and then Bolt routes them
@@ -104,6 +104,7 @@ export class AckFirstReceiver implements Receiver {
       return http.buildNoBodyResponse(res, 400)
     }
     if (body.type === "url_verification") return http.buildUrlVerificationResponse(res, body)
+    if (body.ssl_check) return http.buildSSLCheckResponse(res)
     const retry = { retryNum: http.extractRetryNumFromHTTPRequest(req), retryReason: http.extractRetryReasonFromHTTPRequest(req) }
     if (body.type === "event_callback") {
       // An event's answer carries nothing: Bolt itself acknowledges events before their listeners run.

@@ -12,6 +12,7 @@ import { boltLogger } from "./logger.ts"
 import { progressMessages } from "./progress.ts"
 import { AckFirstReceiver } from "./receiver.ts"
 import { renderSlack, SLACK_LIMIT } from "./render.ts"
+import { chatCommandOf, inboundOfCommand, SLASH_COMMAND, slashHelp } from "./slash.ts"
 import { SocketWatchdog } from "./watchdog.ts"
 
 export interface SlackChannelOptions {
@@ -199,6 +200,15 @@ export class SlackChannel implements Channel {
     app.action<BlockAction<ButtonAction>>({ type: "block_actions", action_id: ACTION_ID }, async ({ ack, body }) => {
       await ack()
       await this.hand(handlers, inboundOfAction(body))
+    })
+    // `/steward tasks` goes the way a typed `/tasks` goes, in the user's DM with Steward.
+    app.command(SLASH_COMMAND, async ({ command, ack }) => {
+      const text = chatCommandOf(command.text)
+      if (text === undefined) return ack({ response_type: "ephemeral", text: slashHelp(handlers.commands) })
+      const inDm = command.channel_id.startsWith("D")
+      await ack(inDm ? undefined : { response_type: "ephemeral", text: "I'll answer in our DM." })
+      const dm = inDm ? command.channel_id : (await this.web.conversations.open({ users: command.user_id })).channel?.id
+      if (dm) await this.hand(handlers, inboundOfCommand(command, text, dm))
     })
   }
 
