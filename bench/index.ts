@@ -1,4 +1,5 @@
 /** `npm run bench [-- --json]`: every benchmark, figures beside their targets. */
+import { runColdStartBench } from "./coldstart.ts"
 import { runCoreBench } from "./core.ts"
 import { Figures } from "./figures.ts"
 import { runMemoryBench } from "./memory.ts"
@@ -6,6 +7,7 @@ import { runSlackBench } from "./slack.ts"
 import { runTelegramBench } from "./telegram.ts"
 
 const json = process.argv.includes("--json")
+await runColdStartBench(new Figures(json))
 await runCoreBench(new Figures(json))
 await runTelegramBench(new Figures(json))
 await runSlackBench(new Figures(json))
