@@ -1,4 +1,5 @@
 /** `npm run bench [-- --json]`: every benchmark, figures beside their targets. */
+import { runColdStartBench } from "./coldstart.ts"
 import { runCoreBench } from "./core.ts"
 import { runCostBench } from "./cost.ts"
 import { runFetchBench } from "./fetch.ts"
@@ -9,6 +10,7 @@ import { runTelegramBench } from "./telegram.ts"
 import { runYearBench } from "./year.ts"
 
 const json = process.argv.includes("--json")
+await runColdStartBench(new Figures(json))
 await runCoreBench(new Figures(json))
 await runCostBench(new Figures(json))
 await runTelegramBench(new Figures(json))

@@ -1,3 +1,4 @@
+#!/usr/bin/env node
 import { approvePairing } from "./access/access.ts"
 import { dataDirOf, orExit, readEnvFile } from "./config/config.ts"
 import { EVENT_NAME } from "./schedule/condition.ts"

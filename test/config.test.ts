@@ -146,6 +146,12 @@ describe("loadConfig", () => {
       " , ",
       'ALLOWED_USERS: expected a comma-separated list of <channel>:<user-id>, e.g. telegram:1001,slack:U1001,console:local, or * for anyone, got " , "',
     ],
+    ["ALLOWED_USERS", "telegram:1001,telegram:@bob", 'ALLOWED_USERS: a Telegram user id is a number, e.g. telegram:1001, got entry "telegram:@bob"'],
+    ["ALLOWED_USERS", "slack:D0123", 'ALLOWED_USERS: a Slack user id starts with U or W, e.g. slack:U1001, got entry "slack:D0123"'],
+    ["ALLOWED_USERS", "matrix:@bob:example.org", 'ALLOWED_USERS: the channel must be one of telegram, slack, console, got entry "matrix:@bob:example.org"'],
+    ["ALLOWED_USERS", "console:me", 'ALLOWED_USERS: the console\'s one user is console:local, got entry "console:me"'],
+    ["ADMIN_PORT", "on", 'ADMIN_PORT: expected a port from 0 to 65535, or "off", got "on"'],
+    ["SHUTDOWN_GRACE", "10s", 'SHUTDOWN_GRACE: expected a whole number from 0 to 3600, got "10s"'],
   ])("rejects %s=%j in one line", (variable, value, message) => {
     const error = errorOf({ ...BASE, [variable]: value })
     expect(error.variable).toBe(variable)
@@ -202,6 +208,12 @@ describe("loadConfig", () => {
     )
     // A provider no role uses needs nothing.
     expect(() => loadConfig({ MODEL: "anthropic:claude-sonnet-4-5", ANTHROPIC_API_KEY: "ak" })).not.toThrow()
+  })
+
+  it("reads the admin server's address and the shutdown grace", () => {
+    expect([loadConfig(BASE).admin, loadConfig(BASE).shutdownGraceMs]).toEqual([{ host: "127.0.0.1", port: 8791 }, 10_000])
+    expect(loadConfig({ ...BASE, ADMIN_PORT: "off" }).admin.port).toBeUndefined()
+    expect(loadConfig({ ...BASE, ADMIN_PORT: "0", ADMIN_HOST: "0.0.0.0", SHUTDOWN_GRACE: "0" })).toMatchObject({ admin: { host: "0.0.0.0", port: 0 }, shutdownGraceMs: 0 })
   })
 
   it("parses ALLOWED_USERS", () => {

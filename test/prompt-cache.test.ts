@@ -21,7 +21,9 @@ afterEach(async () => {
 async function start(env: Record<string, string>): Promise<{ app: App; channel: TestChannel; usage: UsageSample[] }> {
   const dataDir = mkdtempSync(join(tmpdir(), "steward-cache-"))
   const channel = new TestChannel()
-  const config = loadConfig({ DATA_DIR: dataDir, ALLOWED_USERS: "test:u1,test:u2", MODEL_MAX_RETRIES: "0", ...env })
+  const config = loadConfig({ DATA_DIR: dataDir, MODEL_MAX_RETRIES: "0", ...env })
+  // The test channel is no channel Steward ships, so ALLOWED_USERS would refuse its users.
+  config.allowedUsers = { anyone: false, users: new Set(["test:u1", "test:u2"]) }
   const usage: UsageSample[] = []
   const app = await startApp(config, pino({ level: "silent" }), [channel], new ListMemory(), undefined, { onUsage: (sample) => usage.push(sample) })
   cleanup.push(async () => {

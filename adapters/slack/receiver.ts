@@ -25,8 +25,8 @@ type Held = { event: ReceiverEvent; request: IncomingMessage; response: ServerRe
 /**
  * Slack's Events API over HTTP: checks each request's signature (a bad or stale one gets 401),
  * answers `url_verification` itself, and acknowledges an event the moment it is verified —
- * before Bolt builds its context and runs the listeners. (No `ssl_check`: Slack sends it only
- * for slash commands, which Steward has none of.) Bolt's HTTPReceiver
+ * before Bolt builds its context and runs the listeners, and answers the `ssl_check` Slack
+ * sends to a slash command's URL. Bolt's HTTPReceiver
  * acknowledges only from inside `processEvent`, so in a burst every ack waited behind the
  * routing of the events before it, and behind the core's work on them. Here verified events
  * wait until requests stop arriving (QUIET_MS, at most MAX_HOLD_MS), and then Bolt routes them
@@ -109,9 +109,15 @@ export class AckFirstReceiver implements Receiver {
       logger.warn(`malformed request body: ${error instanceof Error ? error.message : String(error)}`)
       return http.buildNoBodyResponse(res, 400)
     }
-    // JSON that is not an object (null, a number, a list) is no request of Slack's.
-    if (typeof body !== "object" || body === null || Array.isArray(body) || typeof body.type !== "string") {
-      logger.warn("malformed request body: not an object with a type")
+    // JSON that is not an object (null, a number, a list) is no request of Slack's; what Slack
+    // sends is an event or interaction (a type), a slash command (a command) or an ssl_check.
+    if (typeof body !== "object" || body === null || Array.isArray(body)) {
+      logger.warn("malformed request body: not an object")
+      return http.buildNoBodyResponse(res, 400)
+    }
+    if (body.ssl_check) return http.buildSSLCheckResponse(res)
+    if (typeof body.type !== "string" && typeof body.command !== "string") {
+      logger.warn("malformed request body: neither an event, an interaction nor a command")
       return http.buildNoBodyResponse(res, 400)
     }
     if (body.type === "url_verification") return http.buildUrlVerificationResponse(res, body)

@@ -1,9 +1,11 @@
 import type { AddressInfo } from "node:net"
 import { App, SocketModeReceiver, webApi, type BlockAction, type ButtonAction, type Logger as BoltLogger } from "@slack/bolt"
 import type { Logger } from "pino"
-import { UndeliverableMessage, type Channel, type ChannelHandlers } from "../../src/channel/channel.ts"
+import { ConnectionHealth } from "../health/connection.ts"
+import { UndeliverableMessage, type Channel, type ChannelHandlers, type ChannelHealth } from "../../src/channel/channel.ts"
 import type { InboundMessage, OutgoingMessage, ProgressUpdate } from "../../src/core/types.ts"
 import type { Config } from "../../src/config/config.ts"
+import { portError } from "../../src/config/ports.ts"
 import { section, withButtons, type Block } from "./blocks.ts"
 import { messageIdOf, messageRefOf, placeOf } from "./conversation.ts"
 import { ACTION_ID, inboundOfAction, inboundOfEvent, type MessageEvent } from "./inbound.ts"
@@ -11,6 +13,7 @@ import { boltLogger } from "./logger.ts"
 import { progressMessages } from "./progress.ts"
 import { AckFirstReceiver } from "./receiver.ts"
 import { renderSlack, SLACK_LIMIT } from "./render.ts"
+import { chatCommandOf, inboundOfCommand, SLASH_COMMAND, slashHelp } from "./slash.ts"
 import { SocketWatchdog } from "./watchdog.ts"
 
 export interface SlackChannelOptions {
@@ -71,6 +74,7 @@ export class SlackChannel implements Channel {
   private readonly progressMessages: ReturnType<typeof progressMessages>
   private app?: App
   private watchdog?: SocketWatchdog
+  private readonly connection = new ConnectionHealth()
   private port?: number
   private botUserId = ""
   /** Per conversation, the message being handed to the core: a conversation's events go in the order they came. */
@@ -112,13 +116,17 @@ export class SlackChannel implements Channel {
     this.app = new App({ receiver, token: this.config.botToken, botId: me.bot_id, botUserId: me.user_id, logger, clientOptions: { ...this.clientOptions }, convoStore: false })
     this.route(handlers, me.team_id ?? "")
     if (receiver instanceof SocketModeReceiver) {
-      this.watchdog = new SocketWatchdog(receiver.client, this.log, this.options.socketSilenceMs)
+      this.watchdog = new SocketWatchdog(receiver.client, this.log, this.connection, this.options.socketSilenceMs)
       await this.app.start()
       this.log.info("receiving Slack events over Socket Mode")
       return
     }
-    const server = await this.app.start({ port: this.options.port ?? this.config.port, host: this.options.host })
+    const port = this.options.port ?? this.config.port
+    const server = await this.app.start({ port, host: this.options.host }).catch((error: unknown) => {
+      throw portError("SLACK_PORT", port, error)
+    })
     this.port = (server.address() as AddressInfo).port
+    this.connection.up()
     this.log.info({ port: this.port, path: EVENTS_PATH }, "receiving Slack events over HTTP")
   }
 
@@ -168,6 +176,11 @@ export class SlackChannel implements Channel {
     return typeof code === "string" && !TRANSIENT_PLATFORM_ERRORS.has(code)
   }
 
+  /** Socket Mode: the socket is open; HTTP: the server listens. */
+  health(): ChannelHealth {
+    return this.connection.health()
+  }
+
   progress(conversation: string, update: ProgressUpdate): void {
     this.progressMessages.update(placeOf(conversation), update)
   }
@@ -193,6 +206,15 @@ export class SlackChannel implements Channel {
     app.action<BlockAction<ButtonAction>>({ type: "block_actions", action_id: ACTION_ID }, async ({ ack, body }) => {
       await ack()
       await this.hand(handlers, inboundOfAction(body))
+    })
+    // `/steward tasks` goes the way a typed `/tasks` goes, in the user's DM with Steward.
+    app.command(SLASH_COMMAND, async ({ command, ack }) => {
+      const text = chatCommandOf(command.text)
+      if (text === undefined) return ack({ response_type: "ephemeral", text: slashHelp(handlers.commands) })
+      const inDm = command.channel_id.startsWith("D")
+      await ack(inDm ? undefined : { response_type: "ephemeral", text: "I'll answer in our DM." })
+      const dm = inDm ? command.channel_id : (await this.web.conversations.open({ users: command.user_id })).channel?.id
+      if (dm) await this.hand(handlers, inboundOfCommand(command, text, dm))
     })
   }
 

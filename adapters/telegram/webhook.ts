@@ -1,9 +1,9 @@
 import { timingSafeEqual } from "node:crypto"
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
-import type { AddressInfo } from "node:net"
 import { webhookCallback, type Bot } from "grammy"
 import type { Update } from "grammy/types"
 import type { Logger } from "pino"
+import { listen } from "../../src/config/ports.ts"
 
 export type WebhookServer = { port: number; close(): Promise<void> }
 
@@ -53,15 +53,9 @@ export async function listenForUpdates(bot: Bot, options: { port: number; host?:
       res.writeHead(error instanceof Refused ? error.status : 500).end()
     })
   })
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject)
-    server.listen(options.port, options.host, () => {
-      server.off("error", reject)
-      resolve()
-    })
-  })
+  const port = await listen(server, "TELEGRAM_WEBHOOK_PORT", options.port, options.host)
   return {
-    port: (server.address() as AddressInfo).port,
+    port,
     close: () =>
       new Promise<void>((resolve) => {
         // Updates being handled finish; idle keep-alive connections would hold close() open.

@@ -108,6 +108,11 @@ export class Outbox {
   }
 
   /** True while a message could still go out without a new event (now or after a backoff). */
+  /** Messages written but not yet delivered (or failed). */
+  get backlog(): number {
+    return this.pending.size
+  }
+
   get busy(): boolean {
     // A sender under way counts until its record's new state is written and reported.
     return this.senders.size > 0 || [...this.pending.values()].some((record) => this.channels.has(channelOf(record.conversation)))

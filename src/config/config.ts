@@ -68,6 +68,10 @@ export interface Config {
   mcp: { configFile?: string; toolTimeoutMs: number }
   /** The web_search tool's provider; the tool is offered only when one is set. */
   search?: SearchConfig
+  /** GET /healthz and /metrics; no port: off. */
+  admin: { host: string; port?: number }
+  /** How long SIGTERM/SIGINT lets work under way finish before it is stopped. */
+  shutdownGraceMs: number
 }
 
 export const SEARCH_PROVIDERS = ["searxng", "brave", "tavily"] as const
@@ -115,6 +119,23 @@ const modelSpec = z
 const ALLOWED_USERS_EXPECTED =
   "expected a comma-separated list of <channel>:<user-id>, e.g. telegram:1001,slack:U1001,console:local, or * for anyone"
 
+/** What a user id looks like in each channel Steward has: a mistyped id would never match
+ *  anyone, and the owner would be treated as a stranger without knowing why. */
+const USER_IDS: Record<string, { id: RegExp; expected: string }> = {
+  telegram: { id: /^\d+$/, expected: "a Telegram user id is a number, e.g. telegram:1001" },
+  slack: { id: /^[UW][A-Z0-9]+$/, expected: "a Slack user id starts with U or W, e.g. slack:U1001" },
+  console: { id: /^local$/, expected: "the console's one user is console:local" },
+}
+
+/** Why `entry` (`<channel>:<user-id>`) is not a user Steward could ever see, or undefined. */
+function badUser(entry: string): string | undefined {
+  const at = entry.indexOf(":")
+  if (at <= 0) return ALLOWED_USERS_EXPECTED
+  const rule = USER_IDS[entry.slice(0, at)]
+  if (!rule) return `the channel must be one of ${Object.keys(USER_IDS).join(", ")}`
+  return rule.id.test(entry.slice(at + 1)) ? undefined : rule.expected
+}
+
 const allowedUsers = z.string().transform((value, ctx): AllowedUsers => {
   const entries = value
     .split(",")
@@ -126,13 +147,14 @@ const allowedUsers = z.string().transform((value, ctx): AllowedUsers => {
   }
   const result: AllowedUsers = { anyone: false, users: new Set() }
   for (const entry of entries) {
-    if (entry === "*") result.anyone = true
-    else if (/^[a-z]+:.+$/.test(entry)) result.users.add(entry)
-    else {
+    const problem = entry === "*" ? undefined : badUser(entry)
+    if (problem) {
       // Name the offending entry: in a long list the whole value would hide it.
-      ctx.addIssue({ code: "custom", message: ALLOWED_USERS_EXPECTED, params: { got: `entry ${JSON.stringify(entry)}` } })
+      ctx.addIssue({ code: "custom", message: problem, params: { got: `entry ${JSON.stringify(entry)}` } })
       return z.NEVER
     }
+    if (entry === "*") result.anyone = true
+    else result.users.add(entry)
   }
   return result
 })
@@ -193,6 +215,12 @@ const schema = z.object({
   TAVILY_API_URL: httpUrl().default("https://api.tavily.com/search"),
   // Loopback by default: taking hooks from other machines is the operator's explicit choice.
   HOOKS_HOST: z.union([z.hostname(), z.ipv6()], "expected an address to listen on, e.g. 127.0.0.1, 0.0.0.0 or ::").default("127.0.0.1"),
+  ADMIN_HOST: z.string().default("127.0.0.1"),
+  // 0 lets the system pick a free port (tests); "off" disables the admin server.
+  ADMIN_PORT: z
+    .union([z.literal("off"), wholeNumber(0, 65535)], { error: 'expected a port from 0 to 65535, or "off"' })
+    .default(8791),
+  SHUTDOWN_GRACE: wholeNumber(0, 3600).default(10),
 })
 
 type Vars = z.output<typeof schema>
@@ -317,6 +345,8 @@ function toConfig(vars: Vars, models: Config["models"]): Config {
     hooks: { token: vars.HOOKS_TOKEN, host: vars.HOOKS_HOST, port: vars.HOOKS_PORT },
     mcp: { configFile: vars.MCP_CONFIG === undefined ? undefined : resolve(vars.MCP_CONFIG), toolTimeoutMs: vars.MCP_TOOL_TIMEOUT * 1000 },
     search: searchConfig(vars),
+    admin: { host: vars.ADMIN_HOST, port: vars.ADMIN_PORT === "off" ? undefined : vars.ADMIN_PORT },
+    shutdownGraceMs: vars.SHUTDOWN_GRACE * 1000,
   }
 }
 

@@ -24,6 +24,9 @@ export interface Asker {
   origin: string
 }
 
+/** Typed to a question: answer it with its default (or no answer). */
+export const SKIP = "/skip"
+
 /** setTimeout's longest delay; a later deadline is reached in steps. */
 const MAX_DELAY_MS = 2 ** 31 - 1
 
@@ -35,6 +38,8 @@ const MAX_DELAY_MS = 2 ** 31 - 1
  */
 export class Questions {
   private records = new Map<string, QuestionRecord>()
+  /** Questions whose options the user was reminded of: the next text that is no option is taken as is. */
+  private hinted = new Set<string>()
   private byOrigin = new Map<string, QuestionRecord>()
   private timers = new Map<string, NodeJS.Timeout>()
   /** Runs that wait in memory for a permission question. */
@@ -140,8 +145,15 @@ export class Questions {
     }
     const record = this.openIn(message.conversation)
     if (!record) return undefined
-    const answer = matchOption(record, message.text)
+    // The user is never trapped by a question: /skip takes its default (or no answer), and text
+    // that is no option is their own answer once they have been shown the options again.
+    if (message.text.trim().toLowerCase() === SKIP) {
+      await this.resolve(record, fallback(record), { typed: message.text })
+      return "answered"
+    }
+    const answer = matchOption(record, message.text) ?? (this.hinted.has(record.id) ? message.text.trim() : undefined)
     if (answer === undefined) {
+      this.hinted.add(record.id)
       const hint = `Please answer with one of: ${record.options!.map((option, i) => `${i + 1}. ${option}`).join(" · ")}`
       await this.outbox.add(message.conversation, hint, `hint:${message.eventId ?? newId()}`, { history: [{ id: newId(), conversation: message.conversation, role: "user", text: message.text }] })
       return "hint"
@@ -188,6 +200,7 @@ export class Questions {
     const status = superseded ? "superseded" : answer.source === "user" ? "answered" : "expired"
     const note = superseded ? "(replaced by a newer question)" : outcomeText(answer)
     const closed: QuestionRecord = { ...record, status, ...answer, closedAt: new Date().toISOString() }
+    this.hinted.delete(record.id)
     const edit = this.outbox.prepare(record.conversation, { text: closedText(record.question, note) }, `question-closed:${record.id}`, record.messageId)
     // ask_user resumes the Teller; a permission question resumes the run waiting in memory
     // (or, after a restart, the task's next run finds the answer when it asks again).

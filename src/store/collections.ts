@@ -120,7 +120,7 @@ export const raised = define<RaisedRecord>("raised", (record) => record.id, {
   time: (record) => ({ group: ALL, at: decodeTime(record.id) }),
 })
 export const raisedNames = define<RaisedName>("raised_names", (record) => record.name)
-export const meta = define<SchemaRecord & { id: string }>("meta", (record) => record.id)
+export const meta = define<(SchemaRecord | { at: string }) & { id: string }>("meta", (record) => record.id)
 
 /** Every collection, as a backend is opened with it. */
 export const SCHEMA: readonly CollectionSchema[] = [

@@ -212,6 +212,11 @@ export class Store implements HistoryReader {
     }
   }
 
+  /** Whether the store takes writes (the health check): one small record, rewritten. */
+  async probe(): Promise<void> {
+    await this.backend.write([put(c.meta, { id: "probe", at: new Date().toISOString() })])
+  }
+
   /** A channel adapter's own durable entries, apart from everything else. */
   channelState(channel: string): ChannelState {
     return {

@@ -86,6 +86,11 @@ export class TaskBoard implements TaskCapability {
     return this.running.size > 0 || this.workerQueue.size > 0 || this.plannerQueue.size > 0
   }
 
+  /** Tasks waiting for a slot, by role (conditional tasks join their queue once they hold). */
+  queueDepth(): Record<"planner" | "worker", number> {
+    return { planner: this.plannerQueue.size, worker: this.workerQueue.size }
+  }
+
   /** Conversations with a task running now. */
   runningIn(): Set<ConversationId> {
     const conversations = new Set<ConversationId>()
