@@ -16,6 +16,7 @@ import { startMcp, type McpHub } from "./mcp/hub.ts"
 import { searchProvider } from "./search/provider.ts"
 import { allTools, builtInToolIds } from "./tool/registry.ts"
 import type { UsageSample } from "./usage/usage.ts"
+import type { WorkObserver } from "./core/types.ts"
 import type { MemoryService } from "./tool/capabilities.ts"
 
 export const PROMPTS_DIR = new URL("../prompts/", import.meta.url).pathname
@@ -44,7 +45,7 @@ export async function startApp(
   modelOf?: (agent: Agent) => LanguageModel,
   /** Tests listen on 127.0.0.1 and a free port, and may bring their own prompts. The model
    *  calls of the configured models are counted in `metrics`; every call's tokens go to `onUsage`. */
-  options: { hooksHost?: string; hooksPort?: number; promptsDir?: string; metrics?: ModelCallSink; onUsage?: (sample: UsageSample) => void } = {},
+  options: { hooksHost?: string; hooksPort?: number; promptsDir?: string; metrics?: ModelCallSink & WorkObserver; onUsage?: (sample: UsageSample) => void } = {},
 ): Promise<App> {
   const model = modelOf ?? modelFor(config, options.metrics)
   const promptsDir = options.promptsDir ?? PROMPTS_DIR
@@ -58,7 +59,7 @@ export async function startApp(
   const rules = { teller: forRole("teller", extra), planner: forRole("planner", extra), worker: forRole("worker", extra, mcp?.grants()) }
   const store = await Store.open(config.dataDir)
   const byName = new Map(channels.map((channel) => [channel.name, channel]))
-  const running = new Supervisor({ config, store, channels: byName, agents, model, tools, rules, memory, log, commandsDir: join(promptsDir, "commands"), onUsage: options.onUsage })
+  const running = new Supervisor({ config, store, channels: byName, agents, model, tools, rules, memory, log, commandsDir: join(promptsDir, "commands"), onUsage: options.onUsage, observer: options.metrics })
   await running.start()
   const known = (await store.conversations()).map((conversation) => conversation.id)
   for (const channel of channels) {

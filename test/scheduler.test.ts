@@ -467,3 +467,19 @@ describe("condition waits", () => {
     expect(results).toEqual(["w1 holds"])
   })
 })
+
+describe("firing statuses for the metrics", () => {
+  it("reports each status a firing reaches once: fired, ran, delivered; a skipped due time as skipped", async () => {
+    await scheduler.stop()
+    const reached: string[] = []
+    scheduler = new Scheduler({ store: db, host, log, pollMs: 3_600_000, onFiring: (status) => reached.push(status) })
+    await scheduler.start()
+    await create({ type: "recurring", interval: 600 })
+    await advanceTo("2026-01-05T10:10:00Z")
+    await advanceTo("2026-01-05T10:20:00Z") // the first run is still under way: skipped (overlap)
+    await scheduler.taskEnded("task-1", "completed")
+    await scheduler.delivered(host.runs[0]!.firing.id, "m1")
+    await scheduler.settled()
+    expect(reached).toEqual(["fired", "skipped", "ran", "delivered"])
+  })
+})

@@ -88,9 +88,10 @@ class MrkdwnWriter extends AtomWriter {
   protected link({ url, source, children }: LinkNode): void {
     // Unsafe schemes (javascript:, data:) are shown as written.
     if (!SAFE_URL.test(url)) return this.text(source)
-    // Slack shows a link's label as plain text: the label's own markup is dropped.
+    // Slack shows a link's label as plain text: the label's own markup is dropped, and a literal
+    // backtick in it is kept apart like one in text (Slack would pair it with the next one).
     const label = textOf(children).replace(/\s+/g, " ")
-    const out = `<${url.replace(/[&<>|]/g, (char) => (char === "&" ? "&amp;" : encodeURIComponent(char)))}|${escapeMrkdwn(label)}>`
+    const out = `<${url.replace(/[&<>|]/g, (char) => (char === "&" ? "&amp;" : encodeURIComponent(char)))}|${[...label].map(plainChar).join("")}>`
     if (out.length > MAX_LINK) return this.text(`${label} (${url})`)
     this.atoms.push({ out, text: label })
   }

@@ -1,5 +1,6 @@
 import { Counter, Gauge, Registry } from "prom-client"
 import type { ChannelHealth } from "../channel/channel.ts"
+import type { WorkObserver } from "../core/types.ts"
 import type { ModelCallSink, ModelUsage } from "../model/model.ts"
 
 /** What the gauges read when /metrics is scraped: the running process's own state. */
@@ -19,7 +20,7 @@ export type FiringOutcome = "fired" | "ran" | "delivered" | "failed" | "skipped"
  * layer counts calls and tokens); gauges are read from MetricSources at scrape time, so they
  * cost nothing between scrapes.
  */
-export class Metrics implements ModelCallSink {
+export class Metrics implements ModelCallSink, WorkObserver {
   readonly registry = new Registry()
   /** Teller turns run, by how they ended. */
   readonly turns = new Counter<"outcome">({ name: "steward_turns_total", help: "Teller turns run, by outcome", labelNames: ["outcome"], registers: [this.registry] })
@@ -33,6 +34,18 @@ export class Metrics implements ModelCallSink {
   readonly triggerFirings = new Counter<"outcome">({ name: "steward_trigger_firings_total", help: "Trigger firings, by outcome", labelNames: ["outcome"], registers: [this.registry] })
   /** Platform events delivered again and ignored. */
   readonly dedupeHits = new Counter({ name: "steward_dedupe_hits_total", help: "Platform events delivered again and ignored", registers: [this.registry] })
+
+  turnEnded(outcome: TurnOutcome): void {
+    this.turns.inc({ outcome })
+  }
+
+  duplicateIgnored(): void {
+    this.dedupeHits.inc()
+  }
+
+  firingReached(status: FiringOutcome): void {
+    this.triggerFirings.inc({ outcome: status })
+  }
 
   modelCall(role: string, outcome: "ok" | "error", usage?: ModelUsage): void {
     this.modelCalls.inc({ role, outcome })

@@ -27,6 +27,8 @@ export interface SchedulerDeps {
   store: Store
   host: SchedulerHost
   log: Logger
+  /** A firing reached a new status (the metrics). */
+  onFiring?: (status: FiringRecord["status"]) => void
   /** How often to look for events raised by another process (the CLI). Default 1000 ms. */
   pollMs?: number
 }
@@ -84,12 +86,14 @@ export class Scheduler {
   private chain: Promise<unknown> = Promise.resolve()
   private stopPolling?: () => void
   private stopped = false
+  private readonly onFiring: SchedulerDeps["onFiring"]
 
   constructor(deps: SchedulerDeps) {
     this.store = deps.store
     this.host = deps.host
     this.log = deps.log
     this.pollMs = deps.pollMs ?? 1000
+    this.onFiring = deps.onFiring
     this.events = new RaisedEvents(deps.store)
     this.watch = new ConditionWatch(() => this.facts())
   }
@@ -331,6 +335,7 @@ export class Scheduler {
     const update: TriggerRecord = { ...trigger, lastFiringId: firing.id, lastOutcome: firing.outcome }
     if (runs) Object.assign(update, { lastFiredAt: firing.at, runningFiringId: firing.id, runningTaskId: undefined })
     await this.save(update, firing)
+    this.onFiring?.(firing.status)
     this.log.info({ trigger: trigger.id, firing: firing.id, outcome: firing.outcome, scheduledFor: firing.scheduledFor }, "trigger due")
     if (runs) await this.startRun(update, firing)
     return firing
@@ -361,6 +366,7 @@ export class Scheduler {
     const reason = error ?? `the run ended ${status}`
     const ended: FiringRecord | undefined = firing && { ...firing, status: ok ? "ran" : "failed", error: ok ? undefined : reason }
     await this.save({ ...trigger, runningFiringId: undefined, runningTaskId: undefined, lastOutcome: ended?.status ?? trigger.lastOutcome }, ended)
+    if (ended) this.onFiring?.(ended.status)
     if (ok || failure === "told") return
     const elsewhere = trigger.target !== undefined && trigger.target !== trigger.conversation
     if (failure === "reported" && !elsewhere) return
@@ -375,6 +381,7 @@ export class Scheduler {
       const update = change(firing)
       const trigger = this.triggers.get(firing.triggerId) ?? (await this.store.trigger(firing.triggerId))
       await this.save(trigger && { ...trigger, lastOutcome: update.status }, update)
+      if (update.status !== firing.status) this.onFiring?.(update.status)
     })
   }
 

@@ -2,7 +2,7 @@ import type { Logger } from "pino"
 import type { Agent } from "../agent/agents.ts"
 import { toolCalls, type LoopInput, type LoopOutcome } from "../agent/loop.ts"
 import type { Outbox } from "../channel/outbox.ts"
-import type { ConversationId, UserId } from "../core/types.ts"
+import type { ConversationId, UserId, WorkObserver } from "../core/types.ts"
 import type { Questions } from "../question/questions.ts"
 import type { InboxEvent, SessionRecord } from "../store/records.ts"
 import { newId, type Store } from "../store/store.ts"
@@ -15,6 +15,7 @@ const MAX_TURN_ATTEMPTS = 3
 
 export interface ConversationsDeps {
   store: Store
+  observer?: WorkObserver
   outbox: Outbox
   questions: Questions
   sessions: Sessions
@@ -217,6 +218,7 @@ export class Conversations implements ReplyCapability {
       if (!relayed) await this.relayResults(event)
     }
     await this.deps.store.save({ eventsDone: consumed.map((event) => event.id) })
+    this.deps.observer?.turnEnded(failed ? "failed" : "completed")
   }
 
   /** Sends a batch's results to the user as they are, for when the Teller did not relay them. */

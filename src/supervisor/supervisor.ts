@@ -6,7 +6,7 @@ import { channelOf, type Channel } from "../channel/channel.ts"
 import { Outbox } from "../channel/outbox.ts"
 import { loadCommands } from "../command/commands.ts"
 import type { Config } from "../config/config.ts"
-import type { ConversationId, Role, UserId } from "../core/types.ts"
+import type { ConversationId, Role, UserId, WorkObserver } from "../core/types.ts"
 import type { Ruleset } from "../permission/permission.ts"
 import { Asking } from "../question/asking.ts"
 import { Questions } from "../question/questions.ts"
@@ -40,6 +40,8 @@ export interface SupervisorDeps {
   commandsDir?: string
   /** Every model call's tokens (input, cached input, output) with its role, conversation and task. */
   onUsage?: (sample: UsageSample) => void
+  /** Turns, duplicate events and trigger firings as they happen (the metrics). */
+  observer?: WorkObserver
 }
 
 /**
@@ -77,9 +79,11 @@ export class Supervisor {
       store,
       host: { startRun: (trigger, firing) => this.tasks.startRun(trigger, firing), taskStatus: (id) => this.tasks.taskStatus(id), notify: (trigger, text) => this.schedules.notify(trigger, text) },
       log: log.child({ module: "scheduler" }),
+      onFiring: deps.observer && ((status) => deps.observer!.firingReached(status)),
     })
     this.conversations = new Conversations({
       store,
+      observer: deps.observer,
       outbox: this.outbox,
       questions: this.questions,
       sessions,
@@ -124,6 +128,7 @@ export class Supervisor {
     const fileCommands = deps.commandsDir ? loadCommands(deps.commandsDir, new Set(["teller", "planner", ...workerTypes])) : []
     this.gate = new InboundGate({
       store,
+      observer: deps.observer,
       access: this.access,
       questions: this.questions,
       conversations: this.conversations,

@@ -63,13 +63,15 @@ describe("admin endpoints (real program)", () => {
     await steward.waitFor((p) => p.replies.length >= 1, "the reply")
     // One call: the reply ends the turn without another model call (the metric may lag the reply).
     const calls = 'steward_model_calls_total{role="teller",outcome="ok"}'
+    const turns = 'steward_turns_total{outcome="completed"}'
     let text = ""
-    for (const deadline = Date.now() + 10_000; sample(text, calls) !== 1 && Date.now() < deadline; ) {
+    for (const deadline = Date.now() + 10_000; (sample(text, calls) !== 1 || sample(text, turns) !== 1) && Date.now() < deadline; ) {
       const metrics = await get(port, "/metrics")
       expect(metrics.headers.get("content-type")).toMatch(/^text\/plain/)
       text = await metrics.text()
     }
     expect(sample(text, calls)).toBe(1)
+    expect(sample(text, turns)).toBe(1)
     expect(sample(text, 'steward_model_tokens_total{role="teller",kind="input"}')).toBeGreaterThanOrEqual(120)
     expect(sample(text, 'steward_model_tokens_total{role="teller",kind="cached_input"}')).toBe(100)
     expect(sample(text, 'steward_model_tokens_total{role="teller",kind="output"}')).toBeGreaterThanOrEqual(8)
