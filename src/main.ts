@@ -6,12 +6,15 @@ import type { Channel } from "./channel/channel.ts"
 import { startApp, type App } from "./app.ts"
 import { ConfigError, configOrExit } from "./config/config.ts"
 import { lockDataDir, type DataDirLock } from "./lock/data-dir-lock.ts"
-import { createLogger } from "./log/log.ts"
+import { createLogger, type LoggedError } from "./log/log.ts"
+import { checkModels } from "./model/model-check.ts"
 import { Memory } from "./memory/memory.ts"
 import { NewerDataError } from "./store/migrations.ts"
 
 const config = configOrExit(process.env, ".env")
-const log = createLogger(config)
+/** Errors are kept in the store for `steward status` once it is open (earlier ones end start-up). */
+let keepError: ((entry: LoggedError) => void) | undefined
+const log = createLogger(config, (entry) => keepError?.(entry))
 
 let app: App | undefined
 let lock: DataDirLock | undefined
@@ -53,6 +56,14 @@ try {
   lock = await lockDataDir(config.dataDir, (error) => log.error({ err: error }, "lost the data folder lock: another Steward may start on it"))
   const started = channels()
   app = await startApp(config, log, started, memory)
+  const { store } = app
+  // A failed write of an error is not logged again: that could only repeat itself.
+  keepError = (entry) => void store.recordError(entry).catch(() => {})
+  // The same check as `steward doctor`, in the background: a bad key or model id is named now,
+  // not at the first message.
+  void checkModels(config).then((checks) => {
+    for (const check of checks) if (!check.ok) log.warn({ check }, `${check.name}: ${check.detail} (fix: ${check.fix})`)
+  })
   log.info({ dataDir: config.dataDir, channels: started.map((channel) => channel.name) }, "Steward started")
 } catch (error) {
   // A configuration mistake or data this version cannot read: one line and exit 2, like a bad variable.
