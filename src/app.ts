@@ -59,7 +59,13 @@ export async function startApp(
   const rules = { teller: forRole("teller", extra), planner: forRole("planner", extra), worker: forRole("worker", extra, mcp?.grants()) }
   const store = await Store.open(config.dataDir)
   const byName = new Map(channels.map((channel) => [channel.name, channel]))
-  const running = new Supervisor({ config, store, channels: byName, agents, model, tools, rules, memory, log, commandsDir: join(promptsDir, "commands"), onUsage: options.onUsage, observer: options.metrics })
+  const running = new Supervisor({ config, store, channels: byName, agents, model, tools, rules, memory, log, commandsDir: join(promptsDir, "commands"), onUsage: (sample) => {
+      // Usage is a record, not state work depends on: a failed write is logged, never retried.
+      store.recordUsage(sample).catch((error: unknown) => log.warn({ err: error }, "could not record a model call's usage"))
+      options.onUsage?.(sample)
+    },
+    observer: options.metrics,
+  })
   await running.start()
   const known = (await store.conversations()).map((conversation) => conversation.id)
   for (const channel of channels) {

@@ -6,7 +6,8 @@ import type { Channel } from "./channel/channel.ts"
 import { startApp, type App } from "./app.ts"
 import { ConfigError, configOrExit, type Config } from "./config/config.ts"
 import { lockDataDir, type DataDirLock } from "./lock/data-dir-lock.ts"
-import { createLogger } from "./log/log.ts"
+import { createLogger, type LoggedError } from "./log/log.ts"
+import { checkModels } from "./model/model-check.ts"
 import { Memory } from "./memory/memory.ts"
 import { NewerDataError } from "./store/migrations.ts"
 
@@ -14,7 +15,9 @@ const config = configOrExit(process.env, ".env")
 const chatTokens = Boolean(config.telegram.botToken || config.slack.botToken)
 // In a terminal the console chat owns the screen: logs go to a file unless LOG_FILE says where.
 const interactive = !chatTokens && Boolean(process.stdin.isTTY && process.stdout.isTTY)
-const log = createLogger({ ...config, logFile: config.logFile ?? (interactive ? join(config.dataDir, "steward.log") : undefined) })
+/** Errors are kept in the store for `steward status` once it is open (earlier ones end start-up). */
+let keepError: ((entry: LoggedError) => void) | undefined
+const log = createLogger({ ...config, logFile: config.logFile ?? (interactive ? join(config.dataDir, "steward.log") : undefined) }, (entry) => keepError?.(entry))
 
 let app: App | undefined
 let lock: DataDirLock | undefined
@@ -92,7 +95,15 @@ try {
   const started = await channels(config)
   const metrics = new Metrics()
   app = await startApp(config, log, started, memory, undefined, { metrics })
+  const { store } = app
+  // A failed write of an error is not logged again: that could only repeat itself.
+  keepError = (entry) => void store.recordError(entry).catch(() => {})
   admin = await startAdmin(config, app, started, metrics, log)
+  // The same check as `steward doctor`, in the background: a bad key or model id is named now,
+  // not at the first message.
+  void checkModels(config).then((checks) => {
+    for (const check of checks) if (!check.ok) log.warn({ check }, `${check.name}: ${check.detail} (fix: ${check.fix})`)
+  })
   log.info({ dataDir: config.dataDir, channels: started.map((channel) => channel.name), adminPort: admin?.port }, "Steward started")
 } catch (error) {
   // A configuration mistake or data this version cannot read: one line and exit 2, like a bad variable.

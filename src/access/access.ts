@@ -74,6 +74,15 @@ export class Access {
     return { user: pairing.user }
   }
 
+  /** Takes back an approval made by pairing code, at once: the user is a stranger again. */
+  async revoke(user: string): Promise<{ done: string } | { error: string }> {
+    if (this.isOwner(user)) return { error: `${user} is an owner in ALLOWED_USERS; remove them there and restart Steward` }
+    if (!this.approved.has(user) && !(await this.store.allowed(user))) return { error: `${user} is not an approved user` }
+    await this.store.revoke(user)
+    this.approved.delete(user)
+    return { done: this.allowedUsers.anyone ? `revoked ${user} (ALLOWED_USERS is * : everyone may still talk to Steward)` : `revoked ${user}` }
+  }
+
   pending(): PairingRecord[] {
     return [...this.pairings.values()].filter((p) => Date.parse(p.expiresAt) > Date.now())
   }

@@ -387,3 +387,12 @@ export function orExit<T>(read: () => T): T {
     process.exit(2)
   }
 }
+
+/** The chat channels a configuration starts: Slack and Telegram when their tokens are set (both
+ *  may run in one process), else the console. */
+export function chatChannels(config: Config): Array<"telegram" | "slack" | "console"> {
+  const chat: Array<"telegram" | "slack"> = []
+  if (config.telegram.botToken) chat.push("telegram")
+  if (config.slack.botToken) chat.push("slack")
+  return chat.length > 0 ? chat : ["console"]
+}

@@ -181,6 +181,8 @@ export interface TriggerRecord {
   runningFiringId?: string
   /** That run's task, once the host has created it. */
   runningTaskId?: string
+  /** Paused by the owner (`steward trigger pause`): active, but not due and not listening. */
+  paused?: boolean
   createdAt: string
   /** `${sessionId}:${callId}` of the schedule call: a replayed call finds its trigger. */
   origin: string

@@ -64,6 +64,22 @@ export async function lockDataDir(dataDir: string, onCompromised: (error: Error)
   }
 }
 
+export type LockState = { state: "free" } | { state: "held"; pid?: number } | { state: "stale"; pid?: number }
+
+/**
+ * Whether a Steward runs on `dataDir` (for `steward status` and `doctor`): the lock is held by a
+ * live process, or left by one that is gone (start-up takes such a lock over), or free.
+ */
+export async function lockState(dataDir: string): Promise<LockState> {
+  const lockPath = join(dataDir, LOCK_NAME)
+  if (!(await exists(lockPath))) return { state: "free" }
+  const pid = await pidIn(join(dataDir, PID_NAME))
+  if (pid !== undefined) return alive(pid) ? { state: "held", pid } : { state: "stale", pid }
+  // No pid (yet): the holder's refreshes say whether it lives.
+  const fresh = await lockfile.check(dataDir, { lockfilePath: lockPath, realpath: false, stale: STALE_MS })
+  return fresh ? { state: "held" } : { state: "stale" }
+}
+
 async function removeIfHolderDead(lockPath: string, pidPath: string): Promise<void> {
   if (!(await exists(lockPath))) return
   const holder = await pidIn(pidPath)

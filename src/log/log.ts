@@ -1,8 +1,23 @@
 import pino, { type Logger } from "pino"
 import type { Config } from "../config/config.ts"
 
-/** Logs go to LOG_FILE or stderr — never stdout, which belongs to the console chat. */
-export function createLogger(config: Pick<Config, "logLevel" | "logFile">): Logger {
+/** An error-level log line, as `steward status` shows it. */
+export interface LoggedError {
+  at: string
+  message: string
+  error?: string
+}
+
+/** Logs go to LOG_FILE or stderr — never stdout, which belongs to the console chat. Lines at
+ *  level error and above are handed to `onError` too (the server keeps the latest in its store). */
+export function createLogger(config: Pick<Config, "logLevel" | "logFile">, onError?: (entry: LoggedError) => void): Logger {
   const destination = config.logFile ? pino.destination({ dest: config.logFile, mkdir: true, sync: false }) : pino.destination(2)
-  return pino({ level: config.logLevel, base: undefined }, destination)
+  if (!onError) return pino({ level: config.logLevel, base: undefined }, destination)
+  const errors = { write: (line: string) => onError(loggedError(line)) }
+  return pino({ level: config.logLevel, base: undefined }, pino.multistream([{ level: config.logLevel === "silent" ? "fatal" : config.logLevel, stream: destination }, { level: "error", stream: errors }]))
+}
+
+function loggedError(line: string): LoggedError {
+  const entry = JSON.parse(line) as { time?: number; msg?: string; err?: { message?: string } }
+  return { at: new Date(entry.time ?? Date.now()).toISOString(), message: entry.msg ?? "(no message)", ...(entry.err?.message ? { error: entry.err.message } : {}) }
 }

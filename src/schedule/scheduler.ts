@@ -110,7 +110,7 @@ export class Scheduler {
     await this.serial(async () => {
       for (const trigger of [...this.triggers.values()]) await this.resumeRun(trigger)
       for (const trigger of [...this.triggers.values()]) {
-        if (trigger.status !== "active") continue
+        if (trigger.status !== "active" || trigger.paused) continue
         // One trigger that cannot be re-armed (say, a cron expression a newer reading rejects)
         // must not keep the others from starting.
         await this.resume(trigger).catch((error) => this.end(this.triggers.get(trigger.id)!, `it could not be re-armed: ${errorText(error)}`))
@@ -190,6 +190,21 @@ export class Scheduler {
       await this.save({ ...trigger, status: "cancelled", nextRunAt: undefined, cooldownUntil: undefined })
       this.disarm(id)
       return true
+    })
+  }
+
+  /** Pauses an active trigger (its timer and condition stop; a run under way goes on) or resumes
+   *  it, a due time missed meanwhile handled like one missed while Steward was down. */
+  setPaused(id: string, paused: boolean): Promise<{ done: string } | { error: string }> {
+    return this.serial(async () => {
+      const trigger = this.triggers.get(id)
+      if (!trigger || trigger.status !== "active") return { error: `no active trigger ${id}` }
+      if ((trigger.paused ?? false) === paused) return { error: `trigger ${id} is already ${paused ? "paused" : "running"}` }
+      const { paused: _, ...running } = trigger
+      await this.save(paused ? { ...trigger, paused } : running)
+      if (paused) this.disarm(id)
+      else await this.resume(this.triggers.get(id)!)
+      return { done: `trigger ${id} ${paused ? "paused" : "resumed"}` }
     })
   }
 
@@ -427,7 +442,7 @@ export class Scheduler {
 
   /** Makes an active trigger wait for its next due time or condition; stops an ended one. */
   private arm(trigger: TriggerRecord): void {
-    if (trigger.status !== "active") return this.disarm(trigger.id)
+    if (trigger.status !== "active" || trigger.paused) return this.disarm(trigger.id)
     this.stops.get(trigger.id)?.()
     this.stops.delete(trigger.id)
     if (trigger.kind === "conditional") {
@@ -441,7 +456,7 @@ export class Scheduler {
 
   private async timerDue(id: string): Promise<void> {
     const trigger = this.triggers.get(id)
-    if (!trigger?.nextRunAt || trigger.status !== "active") return
+    if (!trigger?.nextRunAt || trigger.status !== "active" || trigger.paused) return
     // The latest due time reached: a timer that fired late (a sleeping machine) catches up once.
     const slot = this.cadenceOf(trigger).latest(new Date(trigger.nextRunAt), new Date())
     if (slot) await this.due(id, slot, false)
@@ -450,7 +465,7 @@ export class Scheduler {
 
   private listen(id: string): void {
     const trigger = this.triggers.get(id)
-    if (trigger?.status !== "active") return
+    if (trigger?.status !== "active" || trigger.paused) return
     this.watch.add(`trigger:${id}`, {
       condition: trigger.condition!,
       since: trigger.since!,

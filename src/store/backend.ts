@@ -50,6 +50,9 @@ export interface Backend {
   /** Every record of a collection by id, a page at a time (`after` the last id of the previous
    *  page): for migrations and whole-collection reads, never for time order. */
   page(collection: string, options: { after?: string; limit: number }): Promise<Array<{ id: string; value: unknown }>>
+  /** Writes a consistent copy of everything to a new file `file` while writes go on (the
+   *  `backup` command); refuses a file that exists. */
+  backup(file: string): Promise<void>
   /** Waits for everything queued so far, then closes. */
   close(): Promise<void>
 }

@@ -2,7 +2,8 @@ import { decodeTime } from "ulid"
 import { TERMINAL, type FiringRecord, type TaskRecord, type TriggerRecord } from "../core/types.ts"
 import type { RaisedRecord } from "../schedule/records.ts"
 import type { CollectionSchema, IndexEntry, WriteOp } from "./backend.ts"
-import { isBatchHead, type ConversationRecord, type InboxEvent, type MessageRecord, type OutboxRecord, type PairingRecord, type QuestionRecord, type SessionRecord } from "./records.ts"
+import { isBatchHead, type ConversationRecord, type InboxEvent, type MessageRecord, type OutboxRecord, type PairingRecord, type QuestionRecord, type SessionRecord, type ControlRecord, type ErrorRecord } from "./records.ts"
+import type { UsageSample } from "../usage/usage.ts"
 
 /**
  * The Store's named collections: how a record of each is identified and which index entries it
@@ -120,9 +121,19 @@ export const raised = define<RaisedRecord>("raised", (record) => record.id, {
   time: (record) => ({ group: ALL, at: decodeTime(record.id) }),
 })
 export const raisedNames = define<RaisedName>("raised_names", (record) => record.name)
+/** A usage sample's id is given when it is recorded: the samples themselves have none. */
+export const usage = define<UsageSample & { id: string }>("usage", (sample) => sample.id, {
+  time: (sample) => ({ group: ALL, at: at(sample.at) }),
+})
+export const errors = define<ErrorRecord>("errors", (record) => record.id, {
+  time: (record) => ({ group: ALL, at: at(record.at) }),
+})
+export const controls = define<ControlRecord>("controls", (record) => record.id, {
+  pending: (record) => (record.status === "pending" ? { group: ALL, at: at(record.at) } : undefined),
+})
 export const meta = define<(SchemaRecord | { at: string }) & { id: string }>("meta", (record) => record.id)
 
 /** Every collection, as a backend is opened with it. */
 export const SCHEMA: readonly CollectionSchema[] = [
-  tasks, sessions, messages, events, conversations, outbox, history, questions, seen, seenMarks, pairings, allowed, channelEntries, triggers, firings, raised, raisedNames, meta,
+  tasks, sessions, messages, events, conversations, outbox, history, questions, seen, seenMarks, pairings, allowed, channelEntries, triggers, firings, raised, raisedNames, usage, errors, controls, meta,
 ].map(({ name, indexes }) => ({ name, indexes }))

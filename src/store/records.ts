@@ -101,3 +101,28 @@ export interface PairingRecord {
   conversation: string
   expiresAt: string
 }
+
+/** Tokens of one model call (role: teller, planner, worker, compaction). */
+/** An error the server logged, kept (the latest ERRORS_KEPT) for `steward status`. */
+export interface ErrorRecord {
+  id: string
+  at: string
+  message: string
+  /** The error's own message, when one was logged with it. */
+  error?: string
+}
+
+/**
+ * A change the owner CLI asks of the running server, which holds the state in memory: the
+ * server applies it (at its next poll, or when it next starts) and records the outcome here.
+ */
+export interface ControlRecord {
+  id: string
+  kind: "trigger.pause" | "trigger.resume" | "trigger.remove" | "user.revoke"
+  /** A trigger id, or a `<channel>:<id>` user. */
+  target: string
+  at: string
+  status: "pending" | "applied" | "refused"
+  /** What the server said, when it has applied or refused it. */
+  result?: string
+}

@@ -4,9 +4,10 @@ import type { FiringRecord, HistoryMessage, HistoryReader, TaskRecord, TriggerRe
 import type { RaisedRecord } from "../schedule/records.ts"
 import type { Backend, IndexQuery, WriteOp } from "./backend.ts"
 import * as c from "./collections.ts"
-import { put, remove, type Collection, type HistoryLine, type RaisedName, type SeenRecord } from "./collections.ts"
+import { put, remove, type AllowedRecord, type Collection, type HistoryLine, type RaisedName, type SeenRecord } from "./collections.ts"
 import { migrate } from "./migrations.ts"
-import type { ConversationRecord, InboxEvent, MessageRecord, OutboxRecord, PairingRecord, QuestionRecord, SessionRecord } from "./records.ts"
+import type { ControlRecord, ConversationRecord, ErrorRecord, InboxEvent, MessageRecord, OutboxRecord, PairingRecord, QuestionRecord, SessionRecord } from "./records.ts"
+import type { UsageSample } from "../usage/usage.ts"
 import { SqliteBackend } from "./sqlite.ts"
 
 export type { HistoryLine } from "./collections.ts"
@@ -33,6 +34,8 @@ const PRUNE_EVERY_MS = 3600_000
 /** Event ids numbered in order per stream: `telegram:<update_id>`. */
 const SEQUENTIAL = /^(telegram):(\d+)$/
 const PAGE = 1000
+/** The errors `steward status` can show; older ones are dropped as new ones come. */
+export const ERRORS_KEPT = 50
 
 /**
  * Steward's state, the one way to it: named collections of typed records (collections.ts) on a
@@ -267,6 +270,52 @@ export class Store implements HistoryReader {
   /** Events raised at or after `since` (ms), by the time in their id. */
   raisedSince(since: number): Promise<RaisedRecord[]> {
     return this.index(c.raised, { index: "time", group: "", from: since })
+  }
+
+  // ── what the owner CLI reads and asks ───────────────────────────────────────
+
+  recordUsage(sample: UsageSample): Promise<void> {
+    return this.backend.write([put(c.usage, { ...sample, id: newId() })])
+  }
+  /** Usage samples taken at or after `since` (ms), oldest first. */
+  usageSince(since: number): Promise<UsageSample[]> {
+    return this.index(c.usage, { index: "time", group: "", from: since })
+  }
+  /** Keeps an error for `steward status`; only the latest ERRORS_KEPT stay. */
+  async recordError(error: Omit<ErrorRecord, "id">): Promise<void> {
+    await this.backend.write([put(c.errors, { id: newId(), ...error })])
+    const older = await this.index(c.errors, { index: "time", group: "", desc: true, offset: ERRORS_KEPT })
+    if (older.length > 0) await this.backend.write(older.map((record) => remove(c.errors, record.id)))
+  }
+  /** The latest errors, newest first. */
+  recentErrors(limit: number): Promise<ErrorRecord[]> {
+    return this.index(c.errors, { index: "time", group: "", desc: true, limit })
+  }
+  /** The users approved by pairing code (not the owners of ALLOWED_USERS). */
+  allowedUsers(): Promise<AllowedRecord[]> {
+    return this.all(c.allowed)
+  }
+  revoke(user: string): Promise<void> {
+    return this.backend.write([remove(c.allowed, user)])
+  }
+  async requestControl(kind: ControlRecord["kind"], target: string): Promise<ControlRecord> {
+    const record: ControlRecord = { id: newId(), kind, target, at: new Date().toISOString(), status: "pending" }
+    await this.backend.write([put(c.controls, record)])
+    return record
+  }
+  /** Controls not applied yet, oldest first. */
+  pendingControls(): Promise<ControlRecord[]> {
+    return this.index(c.controls, { index: "pending", group: "" })
+  }
+  control(id: string): Promise<ControlRecord | undefined> {
+    return this.get(c.controls, id)
+  }
+  settleControl(record: ControlRecord): Promise<void> {
+    return this.backend.write([put(c.controls, record)])
+  }
+  /** A consistent copy of the whole store in a new file, taken while Steward runs. */
+  backup(file: string): Promise<void> {
+    return this.backend.backup(file)
   }
 
   // ── history ────────────────────────────────────────────────────────────────

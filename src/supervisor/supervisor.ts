@@ -11,6 +11,7 @@ import type { Ruleset } from "../permission/permission.ts"
 import { Asking } from "../question/asking.ts"
 import { Questions } from "../question/questions.ts"
 import { Scheduler } from "../schedule/scheduler.ts"
+import { ControlInbox } from "../control/control-inbox.ts"
 import type { Store } from "../store/store.ts"
 import type { MemoryService } from "../tool/capabilities.ts"
 import type { ToolDefinition } from "../tool/tool.ts"
@@ -59,6 +60,7 @@ export class Supervisor {
   readonly tasks: TaskBoard
   readonly conversations: Conversations
   readonly gate: InboundGate
+  private readonly controls: ControlInbox
   private stopping = false
   /** Called whenever work moves, until Steward is idle. */
   private idleWaiters = new Set<() => void>()
@@ -139,13 +141,20 @@ export class Supervisor {
       fileCommands,
       workerTypes,
     })
+    this.controls = new ControlInbox(store, {
+      pauseTrigger: (id, paused) => this.scheduler.setPaused(id, paused),
+      removeTrigger: async (id) => ((await this.scheduler.cancel(id)) ? { done: `trigger ${id} removed` } : { error: `no active trigger ${id}` }),
+      revokeUser: (user) => this.access.revoke(user),
+    }, log)
   }
 
   /** Rebuilds every part from the store and starts the queues and turns. */
-  start(): Promise<void> {
+  async start(): Promise<void> {
     const { store, log } = this.deps
     const { outbox, conversations, access, questions, scheduler } = this
-    return recover({ store, outbox, board: this.tasks, conversations, access, questions, scheduler, log })
+    await recover({ store, outbox, board: this.tasks, conversations, access, questions, scheduler, log })
+    // What the owner asked while Steward was down applies now, before any message comes in.
+    await this.controls.start()
   }
 
   /** Aborts running work and waits for it to wind down, then for sends under way. Tasks go back
@@ -153,6 +162,7 @@ export class Supervisor {
    *  from the log. */
   async stop(): Promise<void> {
     this.stopping = true
+    this.controls.stop()
     this.questions.stop()
     await this.scheduler.stop()
     await Promise.all([this.tasks.stop(), this.conversations.stop()])

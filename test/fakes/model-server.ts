@@ -129,6 +129,8 @@ export interface ModelServerOptions {
   streamChunkSize?: number
   /** Model id reported in responses (default: the requested model). */
   model?: string
+  /** When set, a request without `Authorization: Bearer <apiKey>` is answered 401. */
+  apiKey?: string
 }
 
 export interface ModelServer {
@@ -328,6 +330,10 @@ export async function startModelServer(script: Script, opts: ModelServerOptions 
 
   const reply = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const path = (req.url ?? "/").split("?")[0]!.replace(/\/+$/, "")
+    if (opts.apiKey !== undefined && req.headers.authorization !== `Bearer ${opts.apiKey}`) {
+      sendError(res, 401, "Incorrect API key provided")
+      return
+    }
     if (req.method === "GET" && path === "/v1/models") {
       sendJson(res, 200, {
         object: "list",

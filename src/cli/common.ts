@@ -1,0 +1,78 @@
+import type { Command } from "commander"
+import { NewerDataError } from "../store/migrations.ts"
+import { Store } from "../store/store.ts"
+import { dataDirOf, loadConfig, type Config } from "../config/config.ts"
+
+/** A command that could not do what was asked: `steward: <message>` on stderr and this exit code. */
+export class CliError extends Error {
+  constructor(
+    message: string,
+    readonly exitCode = 1,
+  ) {
+    super(message)
+  }
+}
+
+/** The shortest id prefix a command takes: shorter ones match too much by accident. */
+export const MIN_PREFIX = 4
+
+/** Whether `--json` (an option of the whole program) was given. */
+export function wantsJson(command: Command): boolean {
+  return command.optsWithGlobals<{ json?: boolean }>().json === true
+}
+
+/** Prints `data` as JSON for scripts, or the readable `text`. */
+export function print(command: Command, data: unknown, text: () => string): void {
+  process.stdout.write(wantsJson(command) ? `${JSON.stringify(data, null, 2)}\n` : text())
+}
+
+/** Columns padded to their widest cell, two spaces apart; the last column is not padded. */
+export function table(headers: string[], rows: string[][]): string {
+  const widths = headers.map((header, i) => Math.max(header.length, ...rows.map((row) => (row[i] ?? "").length)))
+  const line = (cells: string[]) => `${cells.map((cell, i) => (i === cells.length - 1 ? cell : cell.padEnd(widths[i]!))).join("  ")}\n`
+  return line(headers.map((header) => header.toUpperCase())) + rows.map(line).join("")
+}
+
+/** The one id that starts with `prefix` (at least MIN_PREFIX characters). */
+export function resolveId(ids: readonly string[], prefix: string, what: string): string {
+  if (prefix.length < MIN_PREFIX) throw new CliError(`give at least ${MIN_PREFIX} characters of the ${what} id`, 2)
+  const wanted = prefix.toUpperCase()
+  const found = ids.filter((id) => id.toUpperCase().startsWith(wanted))
+  if (found.length === 0) throw new CliError(`no ${what} ${prefix}`)
+  if (found.length > 1) throw new CliError(`${prefix} matches ${found.length} ${what}s (${found.slice(0, 3).join(", ")}…); give more of the id`)
+  return found[0]!
+}
+
+/** Opens the data folder's store for one command; data from a newer Steward is refused (exit 2). */
+export async function withStore<T>(use: (store: Store) => Promise<T>): Promise<T> {
+  const store = await Store.open(dataDirOf()).catch((error: unknown) => {
+    throw error instanceof NewerDataError ? new CliError(error.message, 2) : error
+  })
+  try {
+    return await use(store)
+  } finally {
+    await store.close()
+  }
+}
+
+/** The configuration as start-up reads it; a mistake is the command's error (exit 2). */
+export function config(): Config {
+  try {
+    return loadConfig(process.env)
+  } catch (error) {
+    throw new CliError(error instanceof Error ? error.message : String(error), 2)
+  }
+}
+
+/** `2025-01-02 03:04` in local time, or "-". */
+export function when(iso: string | undefined): string {
+  if (!iso) return "-"
+  const d = new Date(iso)
+  const pad = (n: number) => String(n).padStart(2, "0")
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}`
+}
+
+export function clip(text: string, length = 60): string {
+  const flat = text.replace(/\s+/g, " ").trim()
+  return flat.length > length ? `${flat.slice(0, length - 1)}…` : flat
+}

@@ -1,0 +1,29 @@
+import { join } from "node:path"
+import type { Command } from "commander"
+import { Memory } from "../memory/memory.ts"
+import { CliError, clip, config, print } from "./common.ts"
+
+const MAX_HITS = 50
+
+export function registerMemory(program: Command): void {
+  const memory = program.command("memory").description("Steward's Markdown memory")
+  memory
+    .command("search <query...>")
+    .description("search a user's notes as the search_memory tool does")
+    .option("--user <channel:id>", "whose notes (default: the only owner in ALLOWED_USERS; not needed with MEMORY_SCOPE=shared)")
+    .option("--limit <n>", `how many hits (1-${MAX_HITS})`, "10")
+    .action(async (words: string[], options: { user?: string; limit: string }, command: Command) => {
+      const settings = config()
+      const limit = Number(options.limit)
+      if (!Number.isInteger(limit) || limit < 1 || limit > MAX_HITS) throw new CliError(`--limit is a whole number from 1 to ${MAX_HITS}`, 2)
+      const owners = [...settings.allowedUsers.users]
+      const user = options.user ?? (settings.memoryScope === "shared" ? "shared" : owners.length === 1 ? owners[0] : undefined)
+      if (!user) throw new CliError("whose notes? give --user <channel:id>", 2)
+      const query = words.join(" ")
+      if (!/[\p{L}\p{N}]/u.test(query)) throw new CliError("the query has no words to search for", 2)
+      // No watcher: one search, then the index worker is stopped.
+      const notes = new Memory({ dir: join(settings.dataDir, "memory"), scope: settings.memoryScope, watch: false })
+      const hits = await notes.search(user, { query, limit }).finally(() => notes.close())
+      print(command, hits, () => (hits.length === 0 ? `nothing found for "${query}"\n` : hits.map((hit) => `${hit.source}  (${hit.score.toFixed(2)})\n  ${clip(hit.content, 200)}\n`).join("")))
+    })
+}

@@ -1,0 +1,67 @@
+import type { Command } from "commander"
+import { chatChannels, dataDirOf } from "../config/config.ts"
+import { TERMINAL } from "../core/types.ts"
+import { lockState } from "../lock/data-dir-lock.ts"
+import { CliError, clip, config, print, table, when, withStore } from "./common.ts"
+
+const NEXT_TRIGGERS = 5
+const LAST_ERRORS = 5
+
+export function registerStatus(program: Command): void {
+  program
+    .command("status")
+    .description("whether Steward runs, its channels, queues, next schedules, unsent messages and last errors")
+    .action(async (_options: unknown, command: Command) => {
+      const dataDir = dataDirOf()
+      const lock = await lockState(dataDir)
+      let channels: string[] | { error: string }
+      try {
+        channels = chatChannels(config())
+      } catch (error) {
+        channels = { error: (error as CliError).message }
+      }
+      const report = await withStore(async (store) => {
+        const queues: Record<string, { queued: number; running: number }> = { planner: { queued: 0, running: 0 }, worker: { queued: 0, running: 0 } }
+        for (const task of await store.liveTasks()) {
+          if (TERMINAL.has(task.status)) continue
+          const queue = (queues[task.role] ??= { queued: 0, running: 0 })
+          if (task.status === "queued") queue.queued++
+          else queue.running++
+        }
+        const triggers = (await store.liveTriggers()).filter((t) => t.status === "active")
+        const next = triggers
+          .filter((t) => !t.paused && t.nextRunAt)
+          .sort((a, b) => Date.parse(a.nextRunAt!) - Date.parse(b.nextRunAt!))
+          .slice(0, NEXT_TRIGGERS)
+          .map((t) => ({ id: t.id, nextRunAt: t.nextRunAt!, prompt: t.prompt }))
+        return {
+          running: lock.state === "held",
+          pid: lock.state === "free" ? undefined : lock.pid,
+          staleLock: lock.state === "stale",
+          dataDir,
+          channels,
+          queues,
+          activeTriggers: triggers.length,
+          pausedTriggers: triggers.filter((t) => t.paused).length,
+          nextTriggers: next,
+          outboxBacklog: (await store.unsentOutbox()).length,
+          pendingControls: (await store.pendingControls()).length,
+          lastErrors: await store.recentErrors(LAST_ERRORS),
+        }
+      })
+      print(command, report, () => {
+        const lines = [
+          report.running ? `Steward is running (pid ${report.pid ?? "unknown"})` : `Steward is not running${report.staleLock ? ` (a stale lock of pid ${report.pid ?? "unknown"} is left; start-up takes it over)` : ""}`,
+          `data folder: ${report.dataDir}`,
+          `channels:    ${Array.isArray(report.channels) ? report.channels.join(", ") : `configuration error: ${report.channels.error}`}`,
+          `queues:      ${Object.entries(report.queues).map(([role, q]) => `${role} ${q.queued} queued, ${q.running} running`).join("; ")}`,
+          `schedules:   ${report.activeTriggers} active${report.pausedTriggers ? `, ${report.pausedTriggers} paused` : ""}`,
+          `outbox:      ${report.outboxBacklog} unsent`,
+          ...(report.pendingControls ? [`controls:    ${report.pendingControls} waiting for Steward to apply them`] : []),
+        ]
+        const next = report.nextTriggers.length ? `\nnext runs:\n${table(["id", "at", "prompt"], report.nextTriggers.map((t) => [t.id, when(t.nextRunAt), clip(t.prompt, 50)]))}` : ""
+        const errors = report.lastErrors.length ? `\nlast errors:\n${report.lastErrors.map((e) => `${when(e.at)}  ${clip(e.message + (e.error ? `: ${e.error}` : ""), 120)}\n`).join("")}` : "\nno errors recorded\n"
+        return `${lines.join("\n")}\n${next}${errors}`
+      })
+    })
+}

@@ -1,0 +1,68 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { runDoctor } from "../../src/doctor/doctor.ts"
+import { startModelServer, type ModelServer } from "../fakes/model-server.ts"
+import { startSlackApi, type SlackApi } from "../fakes/slack-api.ts"
+import { startTelegramApi, type TelegramApi } from "../fakes/telegram-api.ts"
+
+let models: ModelServer
+let telegram: TelegramApi
+let slack: SlackApi
+let dataDir: string
+
+beforeAll(async () => {
+  models = await startModelServer(() => ({ text: "pong" }), { apiKey: "sk-good" })
+  telegram = await startTelegramApi()
+  slack = await startSlackApi()
+  dataDir = mkdtempSync(join(tmpdir(), "steward-doctor-"))
+})
+afterAll(async () => {
+  await Promise.all([models.close(), telegram.close(), slack.close()])
+  rmSync(dataDir, { recursive: true, force: true })
+})
+
+const env = (extra: Record<string, string> = {}) => ({
+  DATA_DIR: dataDir,
+  MODEL: "openai-compatible:scripted",
+  OPENAI_COMPATIBLE_BASE_URL: models.url,
+  OPENAI_COMPATIBLE_API_KEY: "sk-good",
+  ...extra,
+})
+const byName = (checks: Awaited<ReturnType<typeof runDoctor>>, name: string) => checks.filter((check) => check.name.startsWith(name))
+
+describe("steward doctor", () => {
+  it("passes a working setup: configuration, data folder, model, Telegram getMe, Slack auth.test", async () => {
+    const checks = await runDoctor(env({ TELEGRAM_BOT_TOKEN: telegram.token, TELEGRAM_API_ROOT: telegram.apiRoot, SLACK_BOT_TOKEN: slack.botToken, SLACK_APP_TOKEN: slack.appToken, SLACK_API_URL: slack.apiUrl }))
+    expect(checks.filter((check) => !check.ok)).toEqual([])
+    expect(checks.map((check) => check.name)).toEqual(["configuration", "data folder", "data folder lock", "model openai-compatible:scripted (teller, planner, worker)", "telegram", "slack bot token", "slack app token"])
+    expect(byName(checks, "telegram")[0]!.detail).toContain(`@${telegram.me.username}`)
+  })
+
+  it("names a rejected key, an unknown model and rejected channel tokens, each with a fix", async () => {
+    const checks = await runDoctor(env({ OPENAI_COMPATIBLE_API_KEY: "sk-bad", TELEGRAM_BOT_TOKEN: "123456:AAwrongtoken", TELEGRAM_API_ROOT: telegram.apiRoot, SLACK_BOT_TOKEN: "xoxb-wrong", SLACK_APP_TOKEN: slack.appToken, SLACK_API_URL: slack.apiUrl }))
+    const model = byName(checks, "model")[0]!
+    expect(model).toMatchObject({ ok: false, detail: "the key in OPENAI_COMPATIBLE_API_KEY was rejected" })
+    expect(model.fix).toContain("OPENAI_COMPATIBLE_API_KEY")
+    expect(byName(checks, "telegram")[0]).toMatchObject({ ok: false, detail: "TELEGRAM_BOT_TOKEN was rejected" })
+    expect(byName(checks, "slack bot token")[0]).toMatchObject({ ok: false, detail: "SLACK_BOT_TOKEN was rejected (invalid_auth)" })
+
+    const missing = byName(await runDoctor(env({ MODEL: "openai-compatible:no-such-model" })), "model")[0]!
+    expect(missing).toMatchObject({ ok: false, detail: `model no-such-model not found at ${models.url}` })
+    expect(missing.fix).toContain("MODEL")
+  })
+
+  it("reports a configuration mistake as its first line and still checks the data folder", async () => {
+    const checks = await runDoctor({ DATA_DIR: dataDir, MODEL: "nonsense" })
+    expect(checks[0]).toMatchObject({ name: "configuration", ok: false })
+    expect(checks.slice(1).map((check) => check.name)).toEqual(["data folder", "data folder lock"])
+  })
+
+  it("fails on a data folder that cannot be written", async () => {
+    const file = join(dataDir, "a-file")
+    writeFileSync(file, "")
+    const checks = await runDoctor(env({ DATA_DIR: join(file, "data") }))
+    expect(byName(checks, "data folder")[0]).toMatchObject({ ok: false })
+  })
+})
