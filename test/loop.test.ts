@@ -537,6 +537,26 @@ describe("runLoop", { timeout: 5_000 }, () => {
     expect(model.calls).toHaveLength(2)
   })
 
+  it("tells a tool its call is fresh only when this run's step made it; a call resumed from the log may have run before", async () => {
+    const seen: Array<[string, boolean | undefined]> = []
+    const tool = defineTool({
+      id: "echo",
+      description: "Echoes.",
+      parameters: z.object({ text: z.string() }),
+      execute: async (args, ctx) => {
+        seen.push([ctx.callId, ctx.fresh])
+        return args.text
+      },
+    })
+    const { input, log } = setup(sequence(call("echo", { text: "new" }, "new1"), text("done")), [tool])
+    await log.append({ message: user("hi") }, { message: { role: "assistant", content: [{ type: "tool-call", toolCallId: "old1", toolName: "echo", input: { text: "old" } }] } })
+    await runLoop(input)
+    expect(seen).toEqual([
+      ["old1", undefined],
+      ["new1", true],
+    ])
+  })
+
   it("resumes a log ending in an unanswered tool call by running it first, without a model call", async () => {
     const executed: Array<{ text: string; callId: string }> = []
     let callsAtExecute = -1

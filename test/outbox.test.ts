@@ -123,6 +123,16 @@ describe("outbox retry policy and records (real store, fake clock)", () => {
     rmSync(dir, { recursive: true, force: true })
   })
 
+  it("does not ask the store about a fresh origin (one that cannot have produced a record); any other origin is looked up", async () => {
+    const outbox = open()
+    await outbox.load()
+    const lookups = vi.spyOn(store, "outboxByOrigin")
+    await outbox.add(C1, "fresh", "turn-1", {}, undefined, true)
+    expect(lookups).not.toHaveBeenCalled()
+    await outbox.add(C1, "maybe replayed", "turn-2")
+    expect(lookups).toHaveBeenCalledWith("turn-2")
+  })
+
   it("keeps only unsent records in memory: a delivered one is found in the store by its origin (also after a restart) and never sent again, and an edit still reaches its message", async () => {
     const outbox = open()
     await outbox.load()

@@ -77,7 +77,8 @@ export async function runLoop(loopInput: LoopInput): Promise<LoopOutcome> {
   const offered = toolSet(input.tools)
   for (let step = 0; ; step++) {
     context.abort.throwIfAborted()
-    const waiting = await answerPendingCalls(input)
+    // The calls of the first step are in the log from before this run: they may have run.
+    const waiting = await answerPendingCalls(input, step > 0)
     if (waiting) return { status: "waiting", call: waiting }
 
     const injected = input.takeInput?.() ?? []
@@ -221,7 +222,7 @@ function reportUsage(input: LoopInput, role: UsageSample["role"], usage: Languag
 }
 
 /** Runs the tool calls of the newest assistant message that have no result yet, in order. */
-async function answerPendingCalls(input: LoopInput): Promise<ToolCallPart | undefined> {
+async function answerPendingCalls(input: LoopInput, fresh: boolean): Promise<ToolCallPart | undefined> {
   const { log } = input
   const index = log.records.findLastIndex((record) => record.message.role === "assistant")
   if (index < 0) return undefined
@@ -231,7 +232,7 @@ async function answerPendingCalls(input: LoopInput): Promise<ToolCallPart | unde
   const calls = toolCalls(log.records[index]!.message).filter((call) => !answered.has(call.toolCallId))
   for (const call of calls) {
     const def = input.tools.find((candidate) => candidate.id === call.toolName)
-    const output = await execute(input, def, call)
+    const output = await execute(input, def, call, fresh)
     if (output.ok && output.value === AWAIT_ANSWER) return call
     await log.append({ message: { role: "tool", content: [toolResult(call, output)] } })
   }
@@ -240,7 +241,7 @@ async function answerPendingCalls(input: LoopInput): Promise<ToolCallPart | unde
 
 type Output = { ok: true; value: unknown } | { ok: false; error: string }
 
-async function execute(input: LoopInput, def: ToolDefinition | undefined, call: ToolCallPart): Promise<Output> {
+async function execute(input: LoopInput, def: ToolDefinition | undefined, call: ToolCallPart, fresh: boolean): Promise<Output> {
   if (!def) return { ok: false, error: `Unknown tool "${call.toolName}". Available tools: ${input.tools.map((t) => t.id).join(", ")}.` }
   const parsed = def.parameters.safeParse(call.input)
   if (!parsed.success) return { ok: false, error: `Invalid input for tool ${def.id}: ${parsed.error.message}` }
@@ -260,7 +261,7 @@ async function execute(input: LoopInput, def: ToolDefinition | undefined, call: 
   const title = pattern === "*" ? def.id : `${def.id} ${pattern}`.slice(0, 80)
   input.onTool?.({ id: call.toolCallId, tool: def.id, status: "running", title })
   try {
-    const value = await def.execute!(parsed.data, { ...input.context, callId: call.toolCallId })
+    const value = await def.execute!(parsed.data, { ...input.context, callId: call.toolCallId, fresh: fresh || undefined })
     input.onTool?.({ id: call.toolCallId, tool: def.id, status: "completed", title })
     return { ok: true, value }
   } catch (error) {

@@ -73,9 +73,12 @@ export class Outbox {
   }
 
   /** Queues a message for `conversation` unless `origin` already produced one. The message is
-   *  recorded in the conversation's history in the same write, with whatever else `also` holds. */
-  async add(conversation: string, message: OutgoingMessage | string, origin: string, also: Partial<StoredRecords> = {}, firingId?: string): Promise<OutboxRecord> {
-    const existing = this.byOrigin.get(origin) ?? (await this.store.outboxByOrigin(origin))
+   *  recorded in the conversation's history in the same write, with whatever else `also` holds.
+   *  `firingId`: the scheduled firing it reports. `fresh`: the origin cannot have produced a
+   *  record before (a call of a step this run made, a new id), so the store is not asked —
+   *  only a producer that may be replayed pays for that read. */
+  async add(conversation: string, message: OutgoingMessage | string, origin: string, also: Partial<StoredRecords> = {}, firingId?: string, fresh = false): Promise<OutboxRecord> {
+    const existing = this.byOrigin.get(origin) ?? (fresh ? undefined : await this.store.outboxByOrigin(origin))
     if (existing) return existing
     const record = { ...this.prepare(conversation, message, origin), firingId }
     await this.store.save({ ...also, outbox: [record, ...(also.outbox ?? [])], history: [{ id: record.id, conversation, role: "assistant", text: record.text }, ...(also.history ?? [])] })

@@ -119,7 +119,7 @@ export class Conversations implements ReplyCapability {
    *  delivery is recorded on the firing. */
   async reply(caller: Caller, text: string): Promise<void> {
     const firingId = caller.role === "teller" ? this.turnFirings.get(caller.conversation)?.values().next().value : undefined
-    await this.deps.outbox.add(caller.conversation, text, `${caller.sessionId}:${caller.callId}`, {}, firingId)
+    await this.deps.outbox.add(caller.conversation, text, `${caller.sessionId}:${caller.callId}`, {}, firingId, caller.fresh)
   }
 
   private conversation(id: ConversationId, user: UserId): Conversation {

@@ -35,7 +35,7 @@ export class Schedules implements ScheduleCapability {
 
   /** Something the trigger's owner must hear that no run will report (the Scheduler's host). */
   async notify(trigger: TriggerRecord, text: string): Promise<void> {
-    await this.deps.outbox.add(trigger.conversation, text, `notice:${trigger.id}:${newId()}`)
+    await this.deps.outbox.add(trigger.conversation, text, `notice:${trigger.id}:${newId()}`, {}, undefined, true)
   }
 
   /** Records a scheduled report's delivery on its firing; a report given up is also told to the

@@ -115,7 +115,7 @@ export class TaskBoard implements TaskCapability {
   async delegate(caller: Caller, request: DelegateRequest): Promise<{ taskId: string }> {
     const origin = `${caller.sessionId}:${caller.callId}`
     const known =
-      this.byOrigin.get(origin) ?? this.tasks.get(caller.taskId ?? "")?.staged?.find((t) => t.origin === origin)?.id ?? (await this.deps.store.taskByOrigin(origin))?.id
+      this.byOrigin.get(origin) ?? this.tasks.get(caller.taskId ?? "")?.staged?.find((t) => t.origin === origin)?.id ?? (caller.fresh ? undefined : (await this.deps.store.taskByOrigin(origin))?.id)
     if (known) return { taskId: known }
     // Whatever rules a permissions file adds, the role table decides who may delegate to whom.
     const role = delegateTarget(caller.role)

@@ -19,6 +19,11 @@ export interface Caller {
   /** The model's tool call id. Together with sessionId it is the idempotency key of the call:
    *  a call re-executed after a crash must not repeat its side effect. */
   callId: string
+  /** True when the call belongs to a step this run of the agent loop generated: it cannot have
+   *  run before, so what it produces needs no look-up by origin in the store. Unset (a call
+   *  resumed from the log — after a crash, or an ask_user answered — or one made outside the
+   *  loop): it may have run before, and its first result is found in the store. */
+  fresh?: boolean
   /** The task this run executes (planner and worker runs). */
   taskId?: string
   abort: AbortSignal
