@@ -68,6 +68,9 @@ export interface Config {
   mcp: { configFile?: string; toolTimeoutMs: number }
   /** The web_search tool's provider; the tool is offered only when one is set. */
   search?: SearchConfig
+  /** Files users send: the largest one saved, whether images reach the Teller's model as
+   *  images, and the model that turns voice notes into text (none: voice is not set up). */
+  attachments: { maxBytes: number; vision: boolean; transcribeModel?: ModelSpec }
 }
 
 export const SEARCH_PROVIDERS = ["searxng", "brave", "tavily"] as const
@@ -193,6 +196,10 @@ const schema = z.object({
   TAVILY_API_URL: httpUrl().default("https://api.tavily.com/search"),
   // Loopback by default: taking hooks from other machines is the operator's explicit choice.
   HOOKS_HOST: z.union([z.hostname(), z.ipv6()], "expected an address to listen on, e.g. 127.0.0.1, 0.0.0.0 or ::").default("127.0.0.1"),
+  // Telegram's own download limit for bots is 20 MB.
+  MAX_ATTACHMENT_MB: wholeNumber(1, 2000).default(20),
+  VISION: z.enum(["on", "off"], "expected on or off").optional(),
+  TRANSCRIBE_MODEL: modelSpec.optional(),
 })
 
 type Vars = z.output<typeof schema>
@@ -238,6 +245,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 
   const config = toConfig(vars, models)
   for (const spec of Object.values(models)) checkProvider(spec, config)
+  const transcribe = config.attachments.transcribeModel
+  if (transcribe) {
+    // Anthropic has no speech-to-text; openai-compatible servers (faster-whisper, LocalAI…) speak OpenAI's audio API.
+    if (transcribe.provider === "anthropic") throw new ConfigError("TRANSCRIBE_MODEL", `TRANSCRIBE_MODEL: expected openai:<model> or openai-compatible:<model> (anthropic has no transcription), got "anthropic:${transcribe.id}"`)
+    checkProvider(transcribe, config)
+  }
 
   // Without these, anyone who finds the endpoint could post forged messages.
   if (vars.TELEGRAM_BOT_TOKEN && vars.TELEGRAM_WEBHOOK_URL && !vars.TELEGRAM_WEBHOOK_SECRET) {
@@ -317,6 +330,12 @@ function toConfig(vars: Vars, models: Config["models"]): Config {
     hooks: { token: vars.HOOKS_TOKEN, host: vars.HOOKS_HOST, port: vars.HOOKS_PORT },
     mcp: { configFile: vars.MCP_CONFIG === undefined ? undefined : resolve(vars.MCP_CONFIG), toolTimeoutMs: vars.MCP_TOOL_TIMEOUT * 1000 },
     search: searchConfig(vars),
+    attachments: {
+      maxBytes: vars.MAX_ATTACHMENT_MB * 1024 * 1024,
+      // Many local models behind openai-compatible servers cannot see images.
+      vision: vars.VISION === undefined ? models.teller.provider !== "openai-compatible" : vars.VISION === "on",
+      transcribeModel: vars.TRANSCRIBE_MODEL && { ...vars.TRANSCRIBE_MODEL, variable: "TRANSCRIBE_MODEL" },
+    },
   }
 }
 

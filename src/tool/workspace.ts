@@ -147,3 +147,9 @@ function realpath(file: string, relPath: string): string {
     throw err
   }
 }
+
+/** One user's folder in the workspace (`telegram:1001` → `telegram_1001`): where the files they
+ *  send are saved. The one place that maps a user to a folder, so the layout can change here alone. */
+export function userWorkspaceDir(workspaceDir: string, user: string): string {
+  return path.join(workspaceDir, user.replace(/[^A-Za-z0-9_.-]/g, "_").replace(/^\.+/, "_"))
+}
