@@ -2,7 +2,7 @@ import type { Logger } from "pino"
 import type { Agent } from "../agent/agents.ts"
 import { toolCalls, type LoopInput, type LoopOutcome } from "../agent/loop.ts"
 import type { Outbox } from "../channel/outbox.ts"
-import type { ConversationId, ImageRef, UserId } from "../core/types.ts"
+import type { ConversationId, ImageRef, OutgoingFile, UserId } from "../core/types.ts"
 import type { Questions } from "../question/questions.ts"
 import type { InboxEvent, SessionRecord } from "../store/records.ts"
 import { newId, type Store } from "../store/store.ts"
@@ -118,8 +118,16 @@ export class Conversations implements ReplyCapability {
   /** The reply tool: a reply in a turn that handles a scheduled report is that report, so its
    *  delivery is recorded on the firing. */
   async reply(caller: Caller, text: string): Promise<void> {
-    const firingId = caller.role === "teller" ? this.turnFirings.get(caller.conversation)?.values().next().value : undefined
-    await this.deps.outbox.add(caller.conversation, text, `${caller.sessionId}:${caller.callId}`, {}, firingId)
+    await this.deps.outbox.add(caller.conversation, text, `${caller.sessionId}:${caller.callId}`, {}, this.firingOf(caller))
+  }
+
+  /** The send_file tool: the outbox record holds the file's path; the adapter reads it when sending. */
+  async sendFile(caller: Caller, file: OutgoingFile, caption: string): Promise<void> {
+    await this.deps.outbox.add(caller.conversation, { text: caption, file }, `${caller.sessionId}:${caller.callId}`, {}, this.firingOf(caller))
+  }
+
+  private firingOf(caller: Caller): string | undefined {
+    return caller.role === "teller" ? this.turnFirings.get(caller.conversation)?.values().next().value : undefined
   }
 
   private conversation(id: ConversationId, user: UserId): Conversation {
