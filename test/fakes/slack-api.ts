@@ -186,7 +186,11 @@ export async function startSlackApi(options: { team?: string } = {}): Promise<Sl
       const pending = pendingUploads.get(upload[1])
       const chunks: Buffer[] = []
       for await (const chunk of req) chunks.push(chunk as Buffer)
-      const data = Buffer.concat(chunks)
+      // Slack takes the bytes raw or as a multipart form's file (the Web API client sends the latter).
+      const type = req.headers["content-type"] ?? ""
+      const form = type.startsWith("multipart/form-data") ? await new Request("http://127.0.0.1/", { method: "POST", headers: { "content-type": type }, body: new Uint8Array(Buffer.concat(chunks)) }).formData() : undefined
+      const part = form && [...form.values()].find((value) => typeof value !== "string")
+      const data = part ? Buffer.from(await part.arrayBuffer()) : Buffer.concat(chunks)
       if (!pending || data.byteLength !== pending.length) res.writeHead(400).end("bad upload")
       else {
         pending.data = data
