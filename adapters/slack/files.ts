@@ -7,9 +7,6 @@ import type { Place } from "./conversation.ts"
 /** The fields of a file in a message event that Steward reads. */
 export type SlackFile = { id: string; name?: string; mimetype?: string; size?: number; url_private_download?: string; url_private?: string; mode?: string }
 
-/** Slack's limit for one uploaded file is 1 GB; Steward keeps to Telegram's 50 MB so both behave alike. */
-const MAX_SEND_BYTES = 50 * 1024 * 1024
-
 /** The files of a message as attachments, downloaded with the bot token (Slack's private URLs need it). */
 export function attachmentsOf(files: readonly SlackFile[] | undefined, botToken: string): InboundAttachment[] {
   // "tombstone" and "hidden_by_limit" files have no content the bot can fetch.
@@ -41,7 +38,6 @@ export async function uploadFile(web: webApi.WebClient, place: Place, file: Outg
   const data = await readFile(file.path).catch((error: NodeJS.ErrnoException) => {
     throw new UndeliverableMessage(`the file to send cannot be read: ${error.code ?? error.message}`)
   })
-  if (data.byteLength > MAX_SEND_BYTES) throw new UndeliverableMessage(`the file is ${data.byteLength} bytes, over the 50 MB limit for files Steward sends`)
   const common = { file: data, filename: file.name, title: file.name, ...(caption && { initial_comment: caption }) }
   const result = (await web.files.uploadV2(place.thread ? { ...common, channel_id: place.channel, thread_ts: place.thread } : { ...common, channel_id: place.channel })) as { files?: Array<{ files?: Array<{ id?: string }> }> }
   const id = result.files?.[0]?.files?.[0]?.id

@@ -1,4 +1,4 @@
-import { InputFile, type Api } from "grammy"
+import { GrammyError, InputFile, type Api } from "grammy"
 import type { Message } from "grammy/types"
 import { FileTooLarge, readLimited } from "../../src/channel/channel.ts"
 import type { InboundAttachment, OutgoingFile } from "../../src/core/types.ts"
@@ -48,9 +48,16 @@ export function attachmentsOf(message: Message, fetchFile: FetchFile): InboundAt
 export async function sendFile(api: Api, chatId: number, file: OutgoingFile, caption: string, size: number): Promise<number> {
   const [first, ...rest] = caption ? renderTelegram(caption, CAPTION_LIMIT - 1) : []
   const options = first ? { caption: rest.length > 0 ? first.plain + "…" : first.html, parse_mode: rest.length > 0 ? undefined : ("HTML" as const) } : {}
-  const input = new InputFile(file.path, file.name)
   const asPhoto = PHOTO_TYPES.has(file.mimeType) && size <= PHOTO_LIMIT
+  // Only a hint to the user; the file goes out whether or not it is shown.
   await api.sendChatAction(chatId, asPhoto ? "upload_photo" : "upload_document").catch(() => {})
-  const sent = asPhoto ? await api.sendPhoto(chatId, input, options) : await api.sendDocument(chatId, input, options)
-  return sent.message_id
+  const asDocument = async () => (await api.sendDocument(chatId, new InputFile(file.path, file.name), options)).message_id
+  if (!asPhoto) return asDocument()
+  try {
+    return (await api.sendPhoto(chatId, new InputFile(file.path, file.name), options)).message_id
+  } catch (error) {
+    // Telegram refuses some images as photos (PHOTO_INVALID_DIMENSIONS, an odd format): the user still gets the file.
+    if (error instanceof GrammyError && error.error_code === 400 && /PHOTO|IMAGE/i.test(error.description)) return asDocument()
+    throw error
+  }
 }
