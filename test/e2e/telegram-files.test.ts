@@ -107,6 +107,21 @@ describe("files in and out of a Telegram chat (real grammY, fake Bot API, script
     expect(api.requests.some((request) => request.method === "sendChatAction" && request.params.action === "upload_document")).toBe(true)
   })
 
+  it("sends an image Telegram refuses as a photo as a document instead", async () => {
+    const steward = await start(sendingFiles("report.csv", "chart.png"))
+    mkdirSync(join(dataDir, "workspace"), { recursive: true })
+    writeFileSync(join(dataDir, "workspace", "report.csv"), "r")
+    writeFileSync(join(dataDir, "workspace", "chart.png"), "p")
+    api.failNext("sendPhoto", { status: 400, description: "Bad Request: PHOTO_INVALID_DIMENSIONS" })
+    api.pushUpdate(fileUpdate(OWNER, OWNER, { text: "send me the report" }))
+    await api.waitFor(() => api.uploads.length >= 2)
+    await steward.supervisor.idle()
+    expect(api.uploads.map((upload) => [upload.method, upload.filename])).toEqual([
+      ["sendDocument", "report.csv"],
+      ["sendDocument", "chart.png"],
+    ])
+  })
+
   it("refuses a file over MAX_ATTACHMENT_MB without downloading it, and says so", async () => {
     const steward = await start(echoing, { MAX_ATTACHMENT_MB: "1" })
     const big = api.addFile("x", 2 * 1024 * 1024)

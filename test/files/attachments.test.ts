@@ -3,11 +3,13 @@ import { tmpdir } from "node:os"
 import path from "node:path"
 import pino from "pino"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
+import { attachmentsOf } from "../../adapters/slack/files.ts"
 import { imagePart, withImages } from "../../src/agent/context.ts"
 import { Attachments } from "../../src/attachments/attachments.ts"
 import { safeFileName } from "../../src/attachments/names.ts"
 import { FileTooLarge } from "../../src/channel/channel.ts"
 import type { InboundAttachment } from "../../src/core/types.ts"
+import { startSlackApi } from "../fakes/slack-api.ts"
 
 let dir: string
 beforeEach(async () => {
@@ -85,5 +87,21 @@ describe("images in the session", () => {
     expect(part.image).toBe(`file://${path.join(dir, "gone.png")}`)
     const [message] = await withImages([{ role: "user", content: [{ type: "text", text: "look" }, part] }])
     expect(message!.content).toEqual([{ type: "text", text: "look" }, { type: "text", text: `[The image ${path.join(dir, "gone.png")} could not be read: ENOENT]` }])
+  })
+})
+
+describe("Slack downloads", () => {
+  it("send the bot token, and take Slack's sign-in page for what it is: a missing files:read scope", async () => {
+    const api = await startSlackApi()
+    try {
+      const shared = api.hostFile("a.txt", "text/plain", "hello")
+      const [right] = attachmentsOf([shared], api.botToken)
+      expect(Buffer.from(await right!.download(100)).toString()).toBe("hello")
+      const [wrong] = attachmentsOf([shared], "xoxb-other")
+      await expect(wrong!.download(100)).rejects.toThrow("Slack sent a sign-in page instead of the file: the bot token needs the files:read scope")
+      await expect(right!.download(3)).rejects.toBeInstanceOf(FileTooLarge)
+    } finally {
+      await api.close()
+    }
   })
 })
