@@ -3,14 +3,17 @@ import path from "node:path"
 import type { Logger } from "pino"
 import { FileTooLarge } from "../channel/channel.ts"
 import type { ImageRef, InboundAttachment, UserId } from "../core/types.ts"
-import { userWorkspaceDir, workspaceRelative } from "../tool/workspace.ts"
+import { userWorkspaceDir, workspaceRelative, workspaceUsage } from "../tool/workspace.ts"
 import { extensionOf, isModelImage, mediaTypeOf, sizeText } from "./media-types.ts"
 import { safeFileName } from "./names.ts"
 
 export interface AttachmentsDeps {
-  /** The workspace the agents' file tools see; paths shown to the Teller are relative to it. */
+  /** The workspace root: a user's files go to their own workspace under it, and the paths shown
+   *  to the Teller are relative to that, as the file tools take them. */
   workspaceDir: string
   maxBytes: number
+  /** WORKSPACE_MAX_MB in bytes: a file that would overfill the user's workspace is not saved. */
+  quotaBytes: number
   /** Images go to the model as images too. */
   vision: boolean
   /** Speech to text; absent when TRANSCRIBE_MODEL is not set. */
@@ -44,6 +47,7 @@ export class Attachments {
     const images: ImageRef[] = []
     const notices: string[] = []
     const now = new Date()
+    const userDir = userWorkspaceDir(this.deps.workspaceDir, user)
     for (const [index, attachment] of attachments.entries()) {
       const name = attachment.name ? safeFileName(attachment.name) : generatedName(attachment, now, index)
       const mediaType = attachment.mimeType?.split(";")[0]?.trim() || mediaTypeOf(name)
@@ -56,19 +60,26 @@ export class Attachments {
         refused("over the size limit", `${name} is ${sizeText(attachment.size)}, over ${limit}, so I did not save it.`)
         continue
       }
+      const room = this.deps.quotaBytes - (await usage(userDir))
+      const full = `your workspace is full (${sizeText(this.deps.quotaBytes)} allowed), so I did not save ${name}. Files you no longer need can be deleted there.`
+      if ((attachment.size ?? 0) > room) {
+        refused("the workspace is full", `${name} is ${sizeText(attachment.size!)}, and ${full}`)
+        continue
+      }
       let bytes: Uint8Array
       try {
-        bytes = await attachment.download(this.deps.maxBytes)
+        bytes = await attachment.download(Math.min(this.deps.maxBytes, Math.max(room, 0)))
       } catch (error) {
-        if (error instanceof FileTooLarge) refused("over the size limit", `${name} is over ${limit}, so I did not save it.`)
+        if (error instanceof FileTooLarge && error.maxBytes < this.deps.maxBytes) refused("the workspace is full", `${name} is too big for what is left: ${full}`)
+        else if (error instanceof FileTooLarge) refused("over the size limit", `${name} is over ${limit}, so I did not save it.`)
         else {
           this.deps.log.warn({ err: error, user, file: name }, "could not download a file a user sent")
           refused("could not be downloaded", `I could not fetch ${name} (${reason(error)}); please send it again.`)
         }
         continue
       }
-      const file = await this.save(user, now, name, bytes)
-      lines.push(`Saved file: ${workspaceRelative(this.deps.workspaceDir, file)} (${mediaType}, ${sizeText(bytes.byteLength)})`)
+      const file = await this.save(userDir, now, name, bytes)
+      lines.push(`Saved file: ${workspaceRelative(userDir, file)} (${mediaType}, ${sizeText(bytes.byteLength)})`)
       if (this.deps.vision && isModelImage(mediaType)) images.push({ path: file, mediaType })
       if (AUDIO_KINDS.has(attachment.kind) || mediaType.startsWith("audio/")) {
         const heard = await this.transcribe(bytes, name, notices)
@@ -97,8 +108,8 @@ export class Attachments {
   }
 
   /** Writes the file under the user's dated inbox folder; a name taken already gets -2, -3… */
-  private async save(user: UserId, now: Date, name: string, bytes: Uint8Array): Promise<string> {
-    const folder = path.join(userWorkspaceDir(this.deps.workspaceDir, user), "inbox", localDate(now))
+  private async save(userDir: string, now: Date, name: string, bytes: Uint8Array): Promise<string> {
+    const folder = path.join(userDir, "inbox", localDate(now))
     await mkdir(folder, { recursive: true })
     const { name: stem, ext } = path.parse(name)
     for (let n = 1; ; n++) {
@@ -128,6 +139,14 @@ function generatedName(attachment: InboundAttachment, now: Date, index: number):
 /** YYYY-MM-DD in the server's time zone: the day the user sees on their own clock, most often. */
 function localDate(now: Date): string {
   return [now.getFullYear(), now.getMonth() + 1, now.getDate()].map((n) => String(n).padStart(2, "0")).join("-")
+}
+
+/** Bytes in a user's workspace; none yet when it does not exist. */
+async function usage(userDir: string): Promise<number> {
+  return workspaceUsage(userDir).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === "ENOENT") return 0
+    throw error
+  })
 }
 
 const reason = (error: unknown) => (error instanceof Error ? error.message : String(error))

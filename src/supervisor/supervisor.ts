@@ -133,7 +133,7 @@ export class Supervisor {
       board: this.tasks,
       scheduler: this.scheduler,
       outbox: this.outbox,
-      attachments: new Attachments({ workspaceDir, maxBytes: config.attachments.maxBytes, vision: config.attachments.vision, transcribe: transcriber(config), log }),
+      attachments: new Attachments({ workspaceDir, quotaBytes: config.workspace.quotaBytes, maxBytes: config.attachments.maxBytes, vision: config.attachments.vision, transcribe: transcriber(config), log }),
       log,
       fileCommands,
       workerTypes,

@@ -3,7 +3,7 @@ import path from "node:path"
 import { z } from "zod"
 import { mediaTypeOf, sizeText } from "../attachments/media-types.ts"
 import { defineTool, ToolError } from "./tool.ts"
-import { fsError, pathPattern, workspacePath, workspaceRelative } from "./workspace.ts"
+import { fsError, pathPattern, userWorkspace, workspacePath, workspaceRelative } from "./workspace.ts"
 
 /** Telegram's limit for files a bot sends; Slack takes more, but one limit keeps the tool predictable. */
 export const MAX_SEND_BYTES = 50 * 1024 * 1024
@@ -30,6 +30,6 @@ export const sendFileTool = defineTool({
     if (info.size > MAX_SEND_BYTES) throw new ToolError(`${relPath} is ${sizeText(info.size)}, over the ${sizeText(MAX_SEND_BYTES)} limit for sending files`)
     const name = path.basename(file)
     await ctx.replies.sendFile(ctx, { path: file, name, mimeType: mediaTypeOf(name) }, caption.trim())
-    return { sent: workspaceRelative(ctx.workspaceDir, file), bytes: info.size }
+    return { sent: workspaceRelative(userWorkspace(ctx), file), bytes: info.size }
   },
 })

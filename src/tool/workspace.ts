@@ -42,7 +42,13 @@ export function resolveInWorkspace(workspaceDir: string, relPath: string): strin
  * `..` and symlinks that lead to another user's folder are outside, like any other place.
  */
 export function userWorkspace(ctx: ToolContext): string {
-  return path.join(ctx.workspaceDir, folderName(ctx.user))
+  return userWorkspaceDir(ctx.workspaceDir, ctx.user)
+}
+
+/** A user's workspace under the workspace root (`telegram:1001` → `telegram-1001`): the one place
+ *  that maps a user to a folder, for their tools and for the files they send alike. */
+export function userWorkspaceDir(workspaceDir: string, user: string): string {
+  return path.join(workspaceDir, folderName(user))
 }
 
 /** resolveInWorkspace in the user's workspace, for a tool call; creates the folder on first use
@@ -146,10 +152,4 @@ function realpath(file: string, relPath: string): string {
     if (code === "ENOENT" || code === "ELOOP") throw new ToolError(`${relPath} goes through a broken symlink`)
     throw err
   }
-}
-
-/** One user's folder in the workspace (`telegram:1001` → `telegram_1001`): where the files they
- *  send are saved. The one place that maps a user to a folder, so the layout can change here alone. */
-export function userWorkspaceDir(workspaceDir: string, user: string): string {
-  return path.join(workspaceDir, user.replace(/[^A-Za-z0-9_.-]/g, "_").replace(/^\.+/, "_"))
 }

@@ -13,7 +13,9 @@ import { ListMemory } from "../support/harness.ts"
 
 const OWNER = "U0OWNER"
 const OWNER_DM = "D0OWNER"
-const INBOX = /Saved file: (slack_U0OWNER\/inbox\/\d{4}-\d{2}-\d{2}\/\S+) \(([^,]+), ([^)]+)\)/
+/** The owner's own workspace under DATA_DIR/workspace. */
+const USER_FOLDER = "slack-U0OWNER"
+const INBOX = /Saved file: (inbox\/\d{4}-\d{2}-\d{2}\/\S+) \(([^,]+), ([^)]+)\)/
 
 let api: SlackApi
 let server: ModelServer | undefined
@@ -67,7 +69,7 @@ describe("files in and out of a Slack DM (real Bolt over HTTP, fake Web API, scr
     await steward.supervisor.idle()
     const [, path, type] = INBOX.exec(reply)!
     expect([path.split("/").at(-1), type]).toEqual(["cat.jpg", "image/jpeg"])
-    expect(readFileSync(join(dataDir, "workspace", path))).toEqual(JPEG)
+    expect(readFileSync(join(dataDir, "workspace", USER_FOLDER, path))).toEqual(JPEG)
     expect(api.downloads.map((download) => download.token)).toEqual([api.botToken])
     expect(imagesSent(server!)).toContain(`data:image/jpeg;base64,${JPEG.toString("base64")}`)
   })
@@ -78,14 +80,14 @@ describe("files in and out of a Slack DM (real Bolt over HTTP, fake Web API, scr
     const [reply] = await replies(1)
     await steward.supervisor.idle()
     expect(reply).toContain("From your file: The meeting is on Tuesday.")
-    expect(firstTellerText(server!)).toMatch(/^Saved file: slack_U0OWNER\/inbox\/[\d-]+\/minutes\.md \(text\/markdown, 27 B\)$/)
+    expect(firstTellerText(server!)).toMatch(/^Saved file: inbox\/[\d-]+\/minutes\.md \(text\/markdown, 27 B\)$/)
   })
 
   it("uploads workspace files into the DM with files.uploadV2, each once, the caption as its comment", async () => {
     const steward = await start(sendingFiles("report.csv", "charts/chart.png"))
-    mkdirSync(join(dataDir, "workspace", "charts"), { recursive: true })
-    writeFileSync(join(dataDir, "workspace", "report.csv"), "a,b\n1,2\n")
-    writeFileSync(join(dataDir, "workspace", "charts", "chart.png"), "png bytes")
+    mkdirSync(join(dataDir, "workspace", USER_FOLDER, "charts"), { recursive: true })
+    writeFileSync(join(dataDir, "workspace", USER_FOLDER, "report.csv"), "a,b\n1,2\n")
+    writeFileSync(join(dataDir, "workspace", USER_FOLDER, "charts", "chart.png"), "png bytes")
     await sender.event(eventCallback(api.team, fileShareEvent(OWNER, OWNER_DM, "send me the report", [])))
     await api.waitFor(() => api.uploads.length >= 2)
     await steward.supervisor.idle()
@@ -98,9 +100,9 @@ describe("files in and out of a Slack DM (real Bolt over HTTP, fake Web API, scr
 
   it("uploads into the thread of a channel conversation", async () => {
     const steward = await start(sendingFiles("report.csv", "chart.png"))
-    mkdirSync(join(dataDir, "workspace"), { recursive: true })
-    writeFileSync(join(dataDir, "workspace", "report.csv"), "r")
-    writeFileSync(join(dataDir, "workspace", "chart.png"), "p")
+    mkdirSync(join(dataDir, "workspace", USER_FOLDER), { recursive: true })
+    writeFileSync(join(dataDir, "workspace", USER_FOLDER, "report.csv"), "r")
+    writeFileSync(join(dataDir, "workspace", USER_FOLDER, "chart.png"), "p")
     const mention = mentionEvent(OWNER, "C0GENERAL", "send the report")
     await sender.event(eventCallback(api.team, mention))
     await api.waitFor(() => api.uploads.length >= 2)
@@ -128,6 +130,6 @@ describe("files in and out of a Slack DM (real Bolt over HTTP, fake Web API, scr
     const [reply] = await replies(1)
     await steward.supervisor.idle()
     expect(server!.transcriptions.map(({ model, audio }) => ({ model, audio }))).toEqual([{ model: "whisper-1", audio: OGG }])
-    expect(reply).toMatch(/^Got: transcript of 64 bytes\n\nSaved file: slack_U0OWNER\/inbox\/[\d-]+\/audio_message\.ogg \(audio\/ogg, 64 B\)$/)
+    expect(reply).toMatch(/^Got: transcript of 64 bytes\n\nSaved file: inbox\/[\d-]+\/audio_message\.ogg \(audio\/ogg, 64 B\)$/)
   })
 })

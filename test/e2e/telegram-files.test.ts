@@ -12,7 +12,9 @@ import { echoing, firstTellerText, imagesSent, JPEG, OGG, readingWorker, sending
 import { ListMemory } from "../support/harness.ts"
 
 const OWNER = 1001
-const INBOX = /Saved file: (telegram_1001\/inbox\/\d{4}-\d{2}-\d{2}\/\S+) \(([^,]+), ([^)]+)\)/
+/** The owner's own workspace under DATA_DIR/workspace. */
+const USER_FOLDER = "telegram-1001"
+const INBOX = /Saved file: (inbox\/\d{4}-\d{2}-\d{2}\/\S+) \(([^,]+), ([^)]+)\)/
 
 let api: TelegramApi
 let server: ModelServer | undefined
@@ -65,7 +67,7 @@ describe("files in and out of a Telegram chat (real grammY, fake Bot API, script
     const [, path, type] = INBOX.exec(reply)!
     expect(path).toMatch(/\/photo-\d{6}\.jpg$/)
     expect(type).toBe("image/jpeg")
-    expect(readFileSync(join(dataDir, "workspace", path))).toEqual(JPEG)
+    expect(readFileSync(join(dataDir, "workspace", USER_FOLDER, path))).toEqual(JPEG)
     // Only the largest size was fetched.
     expect(api.downloads).toHaveLength(1)
     expect(imagesSent(server!)).toContain(`data:image/jpeg;base64,${JPEG.toString("base64")}`)
@@ -88,15 +90,15 @@ describe("files in and out of a Telegram chat (real grammY, fake Bot API, script
     await steward.supervisor.idle()
     expect(reply).toContain("From your file: The meeting is on Tuesday.")
     // The name keeps no path: the file lands in the inbox, not beside it.
-    expect(firstTellerText(server!)).toMatch(/Saved file: telegram_1001\/inbox\/[\d-]+\/notes\.txt \(text\/plain, 27 B\)/)
+    expect(firstTellerText(server!)).toMatch(/Saved file: inbox\/[\d-]+\/notes\.txt \(text\/plain, 27 B\)/)
   })
 
   it("sends workspace files back: a document with its caption, a picture as a photo, each once", async () => {
     const steward = await start(sendingFiles("report.csv", "charts/chart.png"))
-    mkdirSync(join(dataDir, "workspace", "charts"), { recursive: true })
-    writeFileSync(join(dataDir, "workspace", "report.csv"), "a,b\n1,2\n")
+    mkdirSync(join(dataDir, "workspace", USER_FOLDER, "charts"), { recursive: true })
+    writeFileSync(join(dataDir, "workspace", USER_FOLDER, "report.csv"), "a,b\n1,2\n")
     const png = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47]), Buffer.from("png")])
-    writeFileSync(join(dataDir, "workspace", "charts", "chart.png"), png)
+    writeFileSync(join(dataDir, "workspace", USER_FOLDER, "charts", "chart.png"), png)
     api.pushUpdate(fileUpdate(OWNER, OWNER, { text: "send me the report" }))
     await api.waitFor(() => api.uploads.length >= 2)
     await steward.supervisor.idle()
@@ -109,9 +111,9 @@ describe("files in and out of a Telegram chat (real grammY, fake Bot API, script
 
   it("sends an image Telegram refuses as a photo as a document instead", async () => {
     const steward = await start(sendingFiles("report.csv", "chart.png"))
-    mkdirSync(join(dataDir, "workspace"), { recursive: true })
-    writeFileSync(join(dataDir, "workspace", "report.csv"), "r")
-    writeFileSync(join(dataDir, "workspace", "chart.png"), "p")
+    mkdirSync(join(dataDir, "workspace", USER_FOLDER), { recursive: true })
+    writeFileSync(join(dataDir, "workspace", USER_FOLDER, "report.csv"), "r")
+    writeFileSync(join(dataDir, "workspace", USER_FOLDER, "chart.png"), "p")
     api.failNext("sendPhoto", { status: 400, description: "Bad Request: PHOTO_INVALID_DIMENSIONS" })
     api.pushUpdate(fileUpdate(OWNER, OWNER, { text: "send me the report" }))
     await api.waitFor(() => api.uploads.length >= 2)
@@ -140,7 +142,7 @@ describe("files in and out of a Telegram chat (real grammY, fake Bot API, script
     const [reply] = await replies(1)
     await steward.supervisor.idle()
     expect(server!.transcriptions.map(({ model, audio }) => ({ model, audio }))).toEqual([{ model: "whisper-1", audio: OGG }])
-    expect(reply).toMatch(/^Got: transcript of 64 bytes\n\nSaved file: telegram_1001\/inbox\/[\d-]+\/voice-\d{6}\.ogg \(audio\/ogg, 64 B\)$/)
+    expect(reply).toMatch(/^Got: transcript of 64 bytes\n\nSaved file: inbox\/[\d-]+\/voice-\d{6}\.ogg \(audio\/ogg, 64 B\)$/)
   })
 
   it("tells the user voice is not set up without TRANSCRIBE_MODEL, and still hands the file on", async () => {
@@ -149,7 +151,7 @@ describe("files in and out of a Telegram chat (real grammY, fake Bot API, script
     const texts = await replies(2)
     await steward.supervisor.idle()
     expect(texts).toContainEqual(expect.stringMatching(/^Voice messages are not set up here \(no TRANSCRIBE_MODEL\), so I saved voice-\d{6}\.ogg but cannot listen to it\.$/))
-    expect(texts).toContainEqual(expect.stringMatching(/^Got: Saved file: telegram_1001\/inbox\/[\d-]+\/voice-\d{6}\.ogg/))
+    expect(texts).toContainEqual(expect.stringMatching(/^Got: Saved file: inbox\/[\d-]+\/voice-\d{6}\.ogg/))
     expect(server!.transcriptions).toEqual([])
   })
 })

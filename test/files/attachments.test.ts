@@ -17,7 +17,7 @@ beforeEach(async () => {
 })
 afterEach(() => rm(dir, { recursive: true, force: true }))
 
-const attachments = (options: Partial<ConstructorParameters<typeof Attachments>[0]> = {}) => new Attachments({ workspaceDir: dir, maxBytes: 100, vision: true, log: pino({ level: "silent" }), ...options })
+const attachments = (options: Partial<ConstructorParameters<typeof Attachments>[0]> = {}) => new Attachments({ workspaceDir: dir, maxBytes: 100, quotaBytes: 1000, vision: true, log: pino({ level: "silent" }), ...options })
 const file = (name: string | undefined, data: string, extra: Partial<InboundAttachment> = {}): InboundAttachment => ({
   kind: "document",
   name,
@@ -45,18 +45,29 @@ describe("safeFileName", () => {
 describe("Attachments", () => {
   it("saves under <user>/inbox/<date>/, never over an earlier file, and describes each file", async () => {
     const taken = await attachments().take("telegram:1001", "see these", [file("a.txt", "one"), file("a.txt", "two")])
-    const folder = path.join(dir, "telegram_1001", "inbox")
+    const folder = path.join(dir, "telegram-1001", "inbox")
     const [day] = await readdir(folder)
     expect(day).toMatch(/^\d{4}-\d{2}-\d{2}$/)
     expect((await readdir(path.join(folder, day!))).sort()).toEqual(["a-2.txt", "a.txt"])
     expect(await readFile(path.join(folder, day!, "a-2.txt"), "utf8")).toBe("two")
-    expect(taken.text).toBe(`see these\n\nSaved file: telegram_1001/inbox/${day}/a.txt (text/plain, 3 B)\nSaved file: telegram_1001/inbox/${day}/a-2.txt (text/plain, 3 B)`)
+    expect(taken.text).toBe(`see these\n\nSaved file: inbox/${day}/a.txt (text/plain, 3 B)\nSaved file: inbox/${day}/a-2.txt (text/plain, 3 B)`)
     expect(taken.notices).toEqual([])
   })
 
   it("refuses a file whose size was not announced once its download passes the limit", async () => {
     const taken = await attachments().take("slack:U1", "", [file("big.bin", "x".repeat(101))])
     expect(taken).toEqual({ text: "", images: [], notices: ["big.bin is over the 100 B limit for files, so I did not save it."] })
+  })
+
+  it("keeps a user's workspace within its quota, whether the size was announced or not", async () => {
+    const small = attachments({ quotaBytes: 10 })
+    expect(await small.take("slack:U1", "", [file("a.txt", "12345678")])).toMatchObject({ notices: [] })
+    const announced = await small.take("slack:U1", "", [file("b.txt", "123", { size: 3 })])
+    expect(announced.notices).toEqual(["b.txt is 3 B, and your workspace is full (10 B allowed), so I did not save b.txt. Files you no longer need can be deleted there."])
+    const unannounced = await small.take("slack:U1", "", [file("c.txt", "123")])
+    expect(unannounced.notices).toEqual(["c.txt is too big for what is left: your workspace is full (10 B allowed), so I did not save c.txt. Files you no longer need can be deleted there."])
+    // Another user's workspace is their own.
+    expect((await small.take("slack:U2", "", [file("d.txt", "123")])).notices).toEqual([])
   })
 
   it("tells the user when a download fails, and still hands on what the user wrote", async () => {
@@ -69,14 +80,14 @@ describe("Attachments", () => {
   it("lists images for the model only with vision, and only in formats models read", async () => {
     const photo = file(undefined, "jpeg", { kind: "photo", mimeType: "image/jpeg" })
     const taken = await attachments().take("telegram:1", "", [photo, file("x.svg", "<svg/>", { mimeType: "image/svg+xml" })])
-    expect(taken.images).toEqual([{ path: expect.stringMatching(/telegram_1\/inbox\/[\d-]+\/photo-\d{6}\.jpg$/), mediaType: "image/jpeg" }])
+    expect(taken.images).toEqual([{ path: expect.stringMatching(/telegram-1\/inbox\/[\d-]+\/photo-\d{6}\.jpg$/), mediaType: "image/jpeg" }])
     expect((await attachments({ vision: false }).take("telegram:1", "", [photo])).images).toEqual([])
   })
 
   it("reports a failed transcription and keeps the recording", async () => {
     const voice = file(undefined, "OggS", { kind: "voice", mimeType: "audio/ogg" })
     const taken = await attachments({ transcribe: () => Promise.reject(new Error("model unavailable")) }).take("telegram:1", "", [voice])
-    expect(taken.text).toMatch(/^Saved file: telegram_1\/inbox\/[\d-]+\/voice-\d{6}\.ogg \(audio\/ogg, 4 B\)$/)
+    expect(taken.text).toMatch(/^Saved file: inbox\/[\d-]+\/voice-\d{6}\.ogg \(audio\/ogg, 4 B\)$/)
     expect(taken.notices).toEqual([expect.stringMatching(/^I saved voice-\d{6}\.ogg but could not transcribe it \(model unavailable\)\.$/)])
   })
 })

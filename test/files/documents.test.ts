@@ -1,4 +1,4 @@
-import { mkdtemp, rm, writeFile } from "node:fs/promises"
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import path from "node:path"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
@@ -29,13 +29,15 @@ const DOCX = storedZip({
 
 beforeEach(async () => {
   dir = await mkdtemp(path.join(tmpdir(), "steward-documents-"))
+  // The user's own workspace, as the tools see it.
+  await mkdir(path.join(dir, "telegram-1"))
   sent.length = 0
 })
 afterEach(() => rm(dir, { recursive: true, force: true }))
 
 describe("read_file on documents", () => {
   it("returns a PDF's text with a marker before each page", async () => {
-    await writeFile(path.join(dir, "report.pdf"), twoPagePdf("Hello page one", "Second page text"))
+    await writeFile(path.join(dir, "telegram-1", "report.pdf"), twoPagePdf("Hello page one", "Second page text"))
     const read = await run(readFileTool, { path: "report.pdf" })
     expect(read.content).toBe("--- page 1 of 2 ---\nHello page one\n\n--- page 2 of 2 ---\nSecond page text")
     expect(read.totalLines).toBe(5)
@@ -44,27 +46,27 @@ describe("read_file on documents", () => {
   })
 
   it("returns a Word document's paragraphs as lines", async () => {
-    await writeFile(path.join(dir, "budget.docx"), DOCX)
+    await writeFile(path.join(dir, "telegram-1", "budget.docx"), DOCX)
     expect((await run(readFileTool, { path: "budget.docx" })).content).toBe("Budget for 2027\n\nTravel: 300 EUR")
   })
 
   it("says why a damaged document cannot be read", async () => {
-    await writeFile(path.join(dir, "broken.pdf"), "not a pdf at all")
+    await writeFile(path.join(dir, "telegram-1", "broken.pdf"), "not a pdf at all")
     await expect(run(readFileTool, { path: "broken.pdf" })).rejects.toThrow(/^broken\.pdf could not be read as pdf: /)
-    await writeFile(path.join(dir, "broken.docx"), "not a zip")
+    await writeFile(path.join(dir, "telegram-1", "broken.docx"), "not a zip")
     await expect(run(readFileTool, { path: "broken.docx" })).rejects.toThrow(/^broken\.docx could not be read as docx: /)
   })
 })
 
 describe("send_file", () => {
   it("hands the outbox the file's absolute path, name and type, and the caption", async () => {
-    await writeFile(path.join(dir, "chart.png"), "png")
+    await writeFile(path.join(dir, "telegram-1", "chart.png"), "png")
     expect(await run(sendFileTool, { path: "./chart.png", caption: " Sales " })).toEqual({ sent: "chart.png", bytes: 3 })
-    expect(sent).toEqual([{ file: { path: path.join(dir, "chart.png"), name: "chart.png", mimeType: "image/png" }, caption: "Sales", conversation: "telegram:1" }])
+    expect(sent).toEqual([{ file: { path: path.join(dir, "telegram-1", "chart.png"), name: "chart.png", mimeType: "image/png" }, caption: "Sales", conversation: "telegram:1" }])
   })
 
   it("refuses what it cannot send: outside the workspace, a folder, an empty file, a missing one", async () => {
-    await writeFile(path.join(dir, "empty.txt"), "")
+    await writeFile(path.join(dir, "telegram-1", "empty.txt"), "")
     await expect(run(sendFileTool, { path: "../etc/passwd" })).rejects.toThrow(/outside the workspace/)
     await expect(run(sendFileTool, { path: "." })).rejects.toThrow(/is not a file/)
     await expect(run(sendFileTool, { path: "empty.txt" })).rejects.toThrow(/is empty/)
