@@ -47,11 +47,15 @@ export class InboundGate {
     const { store, access, questions, conversations, log } = this.deps
     const eventId = message.eventId
     if (eventId !== undefined) {
-      if (this.taking.has(eventId) || (await store.seen(eventId))) {
+      // Claimed before the store is asked: a copy arriving during that lookup (or during a
+      // message's file downloads) must find it taken.
+      const racing = this.taking.has(eventId)
+      if (!racing) this.taking.add(eventId)
+      if (racing || (await store.seen(eventId))) {
+        if (!racing) this.taking.delete(eventId)
         log.info({ eventId }, "platform event delivered again; ignored")
         return false
       }
-      this.taking.add(eventId)
     }
     try {
       if (!(await access.allows(message.user))) {
