@@ -210,7 +210,7 @@ describe("fake Telegram API over plain HTTP", () => {
     expect(await sent.json()).toMatchObject({ ok: true, result: { text: "form", entities: [{ type: "bold" }], reply_markup: { inline_keyboard: [[{ callback_data: "a" }]] } } })
     const unauthorized = await fetch(`${api.apiRoot}/bot1:wrong/getMe`)
     expect([unauthorized.status, await unauthorized.json()]).toEqual([401, { ok: false, error_code: 401, description: "Unauthorized" }])
-    const missing = await fetch(`${api.apiRoot}/bot${api.token}/sendPhoto`, { method: "POST" })
+    const missing = await fetch(`${api.apiRoot}/bot${api.token}/sendSticker`, { method: "POST" })
     expect([missing.status, await missing.json()]).toEqual([404, { ok: false, error_code: 404, description: "Not Found" }])
   })
 

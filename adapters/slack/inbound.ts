@@ -1,6 +1,7 @@
 import type { BlockAction, ButtonAction } from "@slack/bolt"
 import type { InboundMessage } from "../../src/core/types.ts"
 import { conversationOf } from "./conversation.ts"
+import { attachmentsOf, type SlackFile } from "./files.ts"
 
 /** The fields of a `message` or `app_mention` event that decide what it is; all optional, as Slack's variants differ. */
 export type MessageEvent = {
@@ -14,6 +15,7 @@ export type MessageEvent = {
   channel: string
   channel_type?: string
   team?: string
+  files?: SlackFile[]
 }
 
 /** Buttons Steward posts have action ids `steward:<n>`, unique within their message. */
@@ -27,6 +29,8 @@ export type EventContext = {
   team: string
   eventId: string
   botUserId: string
+  /** Files are downloaded with it. */
+  botToken: string
   /** A thread in a channel that Steward takes part in: its messages need no mention. */
   follows(conversation: string): boolean
 }
@@ -40,7 +44,8 @@ export function inboundOfEvent(event: MessageEvent, context: EventContext): Inbo
   if (event.bot_id || event.subtype === "bot_message" || !event.user || event.user === context.botUserId) return undefined
   if (event.subtype && !USER_SUBTYPES.has(event.subtype)) return undefined
   const text = plainText(event.text ?? "", context.botUserId)
-  if (!text) return undefined
+  const attachments = attachmentsOf(event.files, context.botToken)
+  if (!text && attachments.length === 0) return undefined
   const team = event.team ?? context.team
   const at = (thread?: string) => conversationOf({ team, channel: event.channel, thread })
   let conversation: string
@@ -49,7 +54,7 @@ export function inboundOfEvent(event: MessageEvent, context: EventContext): Inbo
   // In a channel a mention also arrives as app_mention, which is the one taken.
   else if (event.thread_ts && context.follows(at(event.thread_ts)) && !mentions(event.text ?? "", context.botUserId)) conversation = at(event.thread_ts)
   else return undefined
-  return { conversation, user: `slack:${event.user}`, text, eventId: `slack:${context.eventId}` }
+  return { conversation, user: `slack:${event.user}`, text, eventId: `slack:${context.eventId}`, ...(attachments.length > 0 && { attachments }) }
 }
 
 /** A press of one of Steward's buttons, in the conversation of the message that carries it. */

@@ -8,6 +8,7 @@ import type { Config } from "../../src/config/config.ts"
 import { portError } from "../../src/config/ports.ts"
 import { section, withButtons, type Block } from "./blocks.ts"
 import { messageIdOf, messageRefOf, placeOf } from "./conversation.ts"
+import { uploadFile } from "./files.ts"
 import { ACTION_ID, inboundOfAction, inboundOfEvent, type MessageEvent } from "./inbound.ts"
 import { boltLogger } from "./logger.ts"
 import { progressMessages } from "./progress.ts"
@@ -132,6 +133,11 @@ export class SlackChannel implements Channel {
 
   async send(conversation: string, message: OutgoingMessage): Promise<{ messageId: string }> {
     const place = placeOf(conversation)
+    if (message.file) {
+      const messageId = await uploadFile(this.web, place, message.file, message.text)
+      if (place.thread) this.threads.add(conversation)
+      return { messageId }
+    }
     const parts = renderSlack(message.text, SLACK_LIMIT, this.renderFailed(conversation))
     if (parts.length === 0) throw new UndeliverableMessage("nothing to send: the message is empty")
     // The outbox retries a conversation's failed message before it sends the next one, so a
@@ -199,7 +205,7 @@ export class SlackChannel implements Channel {
     // Bolt has acknowledged an event before its listeners run; what follows is after the ack.
     app.event(/^(?:message|app_mention)$/, async ({ event, body }) => {
       const message = event as unknown as MessageEvent
-      const inbound = inboundOfEvent(message, { team, eventId: body.event_id, botUserId: this.botUserId, follows: (conversation) => this.threads.has(conversation) })
+      const inbound = inboundOfEvent(message, { team, eventId: body.event_id, botUserId: this.botUserId, botToken: this.config.botToken, follows: (conversation) => this.threads.has(conversation) })
       if (inbound && message.type === "app_mention") this.threads.add(inbound.conversation)
       await this.hand(handlers, inbound)
     })

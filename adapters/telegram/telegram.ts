@@ -1,3 +1,4 @@
+import { stat } from "node:fs/promises"
 import { setTimeout as sleep } from "node:timers/promises"
 import { autoRetry } from "@grammyjs/auto-retry"
 import { run, sequentialize, type RunnerHandle } from "@grammyjs/runner"
@@ -8,6 +9,7 @@ import { ConnectionHealth } from "../health/connection.ts"
 import { UndeliverableMessage, type Channel, type ChannelHandlers, type ChannelHealth } from "../../src/channel/channel.ts"
 import type { CommandInfo, InboundMessage, OutgoingMessage, ProgressUpdate } from "../../src/core/types.ts"
 import { ConfigError, type Config } from "../../src/config/config.ts"
+import { fileFetcher, sendFile, type FetchFile } from "./files.ts"
 import { editChunk, inlineKeyboard, isMessageGone, isPermanentRefusal, renderSingle, sendChunk } from "./messages.ts"
 import { progressMessages } from "./progress.ts"
 import { renderTelegram } from "./render.ts"
@@ -35,6 +37,8 @@ const UPDATE_TYPES = ["message", "callback_query"] as const
 const CONNECT_TIMEOUT_MS = 10_000
 const CONNECT_RETRY_MS = 1000
 const MAX_CONNECT_RETRY_MS = 60_000
+/** Telegram's limit for files a bot sends. */
+const MAX_SEND_BYTES = 50 * 1024 * 1024
 /** Telegram refuses the whole command list if one name is not like this. */
 const COMMAND_NAME = /^[a-z0-9_]{1,32}$/
 
@@ -50,6 +54,7 @@ export class TelegramChannel implements Channel {
   private readonly bot: Bot
   private readonly typing: TypingIndicator
   private readonly progressMessages: ReturnType<typeof progressMessages>
+  private readonly fetchFile: FetchFile
   private runner?: RunnerHandle
   private webhook?: WebhookServer
   /** Messages being handed to the core, so stop() lets them land before the store closes. */
@@ -68,7 +73,9 @@ export class TelegramChannel implements Channel {
   ) {
     // (Config validation makes sure a webhook URL comes with its secret.)
     // grammY refuses an API root that ends in "/".
-    this.bot = new Bot(config.botToken, { client: { apiRoot: config.apiRoot?.replace(/\/+$/, "") } })
+    const apiRoot = config.apiRoot?.replace(/\/+$/, "")
+    this.bot = new Bot(config.botToken, { client: { apiRoot } })
+    this.fetchFile = fileFetcher(this.bot.api, apiRoot ?? "https://api.telegram.org", config.botToken)
     // auto-retry would retry a network error without limit, holding up the conversation's outbox;
     // thrown at once, it is retried by the outbox with backoff (and by the runner when polling).
     const retry = autoRetry({ maxRetryAttempts: MAX_RETRY_ATTEMPTS, maxDelaySeconds: options.maxRetryDelaySeconds ?? DEFAULT_MAX_RETRY_DELAY_SECONDS, rethrowHttpErrors: true })
@@ -165,6 +172,7 @@ export class TelegramChannel implements Channel {
 
   async send(conversation: string, message: OutgoingMessage): Promise<{ messageId: string }> {
     const chatId = chatIdOf(conversation)
+    if (message.file) return { messageId: String(await this.sendFileOf(chatId, message.file, message.text)) }
     const chunks = renderTelegram(message.text, undefined, this.renderFailed(conversation))
     if (chunks.length === 0) throw new UndeliverableMessage("nothing to send: the message is empty")
     const keyboard = message.buttons?.length ? inlineKeyboard(message.buttons) : undefined
@@ -180,6 +188,18 @@ export class TelegramChannel implements Channel {
     this.partial.delete(conversation)
     // A question is edited when it closes: its id is that of the part that carries the buttons.
     return { messageId: String(keyboard ? messageIds.at(-1) : messageIds[0]) }
+  }
+
+  /** A file that is gone or too big will not get better by retrying: refused for good. */
+  private async sendFileOf(chatId: number, file: NonNullable<OutgoingMessage["file"]>, caption: string): Promise<number> {
+    const size = await stat(file.path).then(
+      (info) => info.size,
+      (error: NodeJS.ErrnoException) => {
+        throw new UndeliverableMessage(`the file to send cannot be read: ${error.code ?? error.message}`)
+      },
+    )
+    if (size > MAX_SEND_BYTES) throw new UndeliverableMessage(`the file is ${size} bytes, over Telegram's 50 MB limit for bots`)
+    return sendFile(this.bot.api, chatId, file, caption, size)
   }
 
   async edit(conversation: string, messageId: string, message: OutgoingMessage): Promise<void> {
@@ -223,7 +243,7 @@ export class TelegramChannel implements Channel {
     this.bot.catch((error) => this.log.error({ err: error.error, update: error.ctx.update.update_id }, "could not handle a Telegram update"))
     // A chat's updates are handed over one at a time, so the core queues them in the order sent.
     this.bot.use(sequentialize((ctx) => ctx.chat?.id.toString()))
-    this.bot.on("message", (ctx) => this.hand(handlers, inboundOfMessage(ctx.update.update_id, ctx.message, ctx.me.username)))
+    this.bot.on("message", (ctx) => this.hand(handlers, inboundOfMessage(ctx.update.update_id, ctx.message, ctx.me.username, this.fetchFile)))
     this.bot.on("callback_query", async (ctx) => {
       // The button shows a spinner until its query is answered, whatever becomes of the press.
       await ctx.answerCallbackQuery().catch((error: unknown) => this.log.warn({ err: error }, "could not answer a button press"))

@@ -1,5 +1,6 @@
 import type { CallbackQuery, Message } from "grammy/types"
 import type { InboundMessage } from "../../src/core/types.ts"
+import { attachmentsOf, type FetchFile } from "./files.ts"
 
 /** Telegram private chats only: a private chat's id is its user's id, so it names one person's DM. */
 const conversationOf = (chatId: number) => `telegram:${chatId}`
@@ -19,14 +20,18 @@ export function chatIdOf(conversation: string): number {
 
 const eventIdOf = (updateId: number) => `telegram:${updateId}`
 
-/** A text message from a person in a private chat, or undefined for anything Steward does not take. */
-export function inboundOfMessage(updateId: number, message: Message, botUsername: string): InboundMessage | undefined {
-  if (message.chat.type !== "private" || !message.from || message.from.is_bot || message.text === undefined) return undefined
+/** A text message, or files with their caption, from a person in a private chat; undefined for
+ *  anything Steward does not take (stickers, locations, other chats). */
+export function inboundOfMessage(updateId: number, message: Message, botUsername: string, fetchFile: FetchFile): InboundMessage | undefined {
+  if (message.chat.type !== "private" || !message.from || message.from.is_bot) return undefined
+  const attachments = attachmentsOf(message, fetchFile)
+  if (message.text === undefined && attachments.length === 0) return undefined
   return {
     conversation: conversationOf(message.chat.id),
     user: `telegram:${message.from.id}`,
-    text: withoutBotName(message.text, botUsername),
+    text: withoutBotName(message.text ?? message.caption ?? "", botUsername),
     eventId: eventIdOf(updateId),
+    ...(attachments.length > 0 && { attachments }),
   }
 }
 

@@ -1,4 +1,7 @@
-import type { ModelMessage, ToolModelMessage } from "ai"
+import { readFile } from "node:fs/promises"
+import { fileURLToPath, pathToFileURL } from "node:url"
+import type { ImagePart, ModelMessage, TextPart, ToolModelMessage } from "ai"
+import type { ImageRef } from "../core/types.ts"
 import type { MessageRecord } from "../store/records.ts"
 import { isEnvironment } from "./environment.ts"
 
@@ -170,4 +173,34 @@ function clear(message: ModelMessage, callIds: Set<string>): ModelMessage {
 function reportedStub(report: string): string {
   const kept = report.match(/<task [^>]*>|<task_metadata>[\s\S]*?<\/task_metadata>/g) ?? []
   return ["<task-results>", REPORTED, ...kept, "</task-results>"].join("\n")
+}
+
+/** An image of a user message as the session keeps it: a file: URL of the saved file, so the
+ *  store holds a reference, never the bytes (a photo in every step's record would bloat it). */
+export function imagePart(image: ImageRef): ImagePart {
+  return { type: "image", image: pathToFileURL(image.path).href, mediaType: image.mediaType }
+}
+
+const isFileReference = (part: { type: string; image?: unknown }) => part.type === "image" && typeof part.image === "string" && part.image.startsWith("file:")
+
+/** The messages with every image reference replaced by the file's bytes, read for this call.
+ *  An image deleted from the workspace since becomes a line saying so, not a failed call. */
+export async function withImages(messages: ModelMessage[]): Promise<ModelMessage[]> {
+  if (!messages.some((message) => message.role === "user" && Array.isArray(message.content) && message.content.some(isFileReference))) return messages
+  return Promise.all(
+    messages.map(async (message) => {
+      if (message.role !== "user" || typeof message.content === "string" || !message.content.some(isFileReference)) return message
+      const content = await Promise.all(message.content.map((part) => (isFileReference(part) ? loadImage(part as ImagePart) : part)))
+      return { ...message, content }
+    }),
+  )
+}
+
+async function loadImage(part: ImagePart): Promise<ImagePart | TextPart> {
+  const file = fileURLToPath(part.image as string)
+  try {
+    return { ...part, image: await readFile(file) }
+  } catch (error) {
+    return { type: "text", text: `[The image ${file} could not be read: ${(error as NodeJS.ErrnoException).code ?? String(error)}]` }
+  }
 }

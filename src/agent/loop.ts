@@ -1,11 +1,11 @@
 import { APICallError, generateText, jsonSchema, tool, zodSchema, type LanguageModel, type LanguageModelUsage, type ModelMessage, type Tool, type ToolCallPart, type ToolResultPart, type ToolSet } from "ai"
 import { disabled, evaluate, type Ruleset } from "../permission/permission.ts"
 import type { MessageRecord } from "../store/records.ts"
-import type { ToolSummary } from "../core/types.ts"
+import type { ImageRef, ToolSummary } from "../core/types.ts"
 import { ToolError, type ToolContext, type ToolDefinition } from "../tool/tool.ts"
 import { AWAIT_ANSWER } from "../tool/capabilities.ts"
 import type { UsageSample } from "../usage/usage.ts"
-import { CLEAR_ALL_TOOL_OUTPUT, DEFAULT_PRUNE, pruneLimits, toModelMessages, type PruneLimits } from "./context.ts"
+import { CLEAR_ALL_TOOL_OUTPUT, DEFAULT_PRUNE, imagePart, pruneLimits, toModelMessages, withImages, type PruneLimits } from "./context.ts"
 import { buildRequest, estimatePrompt, modelName } from "./request.ts"
 import { textOf, toolCalls } from "./messages.ts"
 import { stepEndsRun } from "./run-end.ts"
@@ -53,7 +53,7 @@ export interface LoopInput {
    *  message written with it, so a replay sends the same bytes and the system prompt stays put. */
   environment?: () => string
   /** Input that arrived for this session while it runs; drained before every step. */
-  takeInput?: () => Array<{ eventId: string; text: string; fromUser: boolean }>
+  takeInput?: () => Array<{ eventId: string; text: string; fromUser: boolean; images?: ImageRef[] }>
   onTool?: (summary: ToolSummary) => void
   onCompacted?: (summary: string) => Promise<void>
   /** Every model call's token usage. */
@@ -84,7 +84,7 @@ export async function runLoop(loopInput: LoopInput): Promise<LoopOutcome> {
     const injected = input.takeInput?.() ?? []
     if (injected.length > 0) {
       const facts = input.environment ? [{ message: userMessage(input.environment()) }] : []
-      await log.append(...facts, ...injected.map(({ eventId, text, fromUser }) => ({ eventId, message: userMessage(step > 0 ? reminder(text, fromUser) : text) })))
+      await log.append(...facts, ...injected.map(({ eventId, text, fromUser, images }) => ({ eventId, message: userMessage(step > 0 ? reminder(text, fromUser) : text, images) })))
     }
     const ended = runEnded(input)
     if (ended) return { status: "done", text: textOf(ended) }
@@ -163,6 +163,8 @@ async function generateStep(input: LoopInput, offered: ToolSet, lastStep: boolea
     const result = await generateText({
       model: input.model,
       ...request,
+      // Images are read from the workspace for this call only (budget estimates count their references).
+      messages: await withImages(request.messages),
       tools: lastStep ? undefined : offered,
       maxRetries: input.maxRetries,
       abortSignal: input.context.abort,
@@ -300,7 +302,7 @@ async function compact(input: LoopInput, limits?: PruneLimits): Promise<void> {
   const result = await generateText({
     model: input.model,
     system: input.compactionSystem,
-    messages: [...toModelMessages(input.log.records, limits ?? limitsOf(input)), userMessage(COMPACTION_REQUEST)],
+    messages: [...(await withImages(toModelMessages(input.log.records, limits ?? limitsOf(input)))), userMessage(COMPACTION_REQUEST)],
     maxRetries: input.maxRetries,
     abortSignal: input.context.abort,
   })
@@ -326,8 +328,10 @@ export function reminder(text: string, fromUser: boolean): string {
   return ["<system-reminder>", intro, text, "", "Please address this message and continue with your tasks.", "</system-reminder>"].join("\n")
 }
 
-function userMessage(text: string): ModelMessage {
-  return { role: "user", content: text }
+/** Images are kept as references to their workspace files; `withImages` reads them for each call. */
+function userMessage(text: string, images?: ImageRef[]): ModelMessage {
+  if (!images?.length) return { role: "user", content: text }
+  return { role: "user", content: [{ type: "text", text }, ...images.map(imagePart)] }
 }
 
 function toolResult(call: ToolCallPart, output: Output): ToolResultPart {

@@ -70,3 +70,30 @@ export class UndeliverableMessage extends Error {
 export function channelOf(conversation: ConversationId): string {
   return conversation.slice(0, conversation.indexOf(":"))
 }
+
+/** Thrown by an attachment's `download` when the file turns out larger than it was allowed to be. */
+export class FileTooLarge extends Error {
+  override name = "FileTooLarge"
+  constructor(readonly maxBytes: number) {
+    super(`the file is larger than ${maxBytes} bytes`)
+  }
+}
+
+/** A download's body, read until it exceeds `maxBytes` (then the download is cancelled and
+ *  FileTooLarge thrown): a size announced wrongly, or not at all, cannot fill the disk. */
+export async function readLimited(response: Response, maxBytes: number): Promise<Uint8Array> {
+  if (!response.ok || !response.body) throw new Error(`download failed: HTTP ${response.status}`)
+  const reader = response.body.getReader()
+  const chunks: Uint8Array[] = []
+  let total = 0
+  for (;;) {
+    const { done, value } = await reader.read()
+    if (done) return Buffer.concat(chunks)
+    total += value.byteLength
+    if (total > maxBytes) {
+      await reader.cancel().catch(() => {})
+      throw new FileTooLarge(maxBytes)
+    }
+    chunks.push(value)
+  }
+}

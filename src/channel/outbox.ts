@@ -81,7 +81,9 @@ export class Outbox {
     const existing = this.byOrigin.get(origin) ?? (fresh ? undefined : await this.store.outboxByOrigin(origin))
     if (existing) return existing
     const record = { ...this.prepare(conversation, message, origin), firingId }
-    await this.store.save({ ...also, outbox: [record, ...(also.outbox ?? [])], history: [{ id: record.id, conversation, role: "assistant", text: record.text }, ...(also.history ?? [])] })
+    // The history says a file was sent (its name), beside the caption.
+    const said = record.file ? [`[sent file ${record.file.name}]`, record.text].filter(Boolean).join(" ") : record.text
+    await this.store.save({ ...also, outbox: [record, ...(also.outbox ?? [])], history: [{ id: record.id, conversation, role: "assistant", text: said }, ...(also.history ?? [])] })
     this.commit(record)
     return record
   }
@@ -89,8 +91,8 @@ export class Outbox {
   /** A record for `message`, to be written by the caller in its own save and then `commit`ted:
    *  for messages that must land together with another state change (a question's answer). */
   prepare(conversation: string, message: OutgoingMessage | string, origin: string, editOf?: string): OutboxRecord {
-    const { text, buttons } = typeof message === "string" ? { text: message, buttons: undefined } : message
-    return { id: newId(), origin, conversation, text, buttons, editOf, status: "pending", attempts: 0, createdAt: new Date().toISOString() }
+    const { text, buttons, file } = typeof message === "string" ? { text: message, buttons: undefined, file: undefined } : message
+    return { id: newId(), origin, conversation, text, buttons, ...(file && { file }), editOf, status: "pending", attempts: 0, createdAt: new Date().toISOString() }
   }
 
   /** Starts sending a record the caller has written. */
@@ -263,7 +265,7 @@ export class Outbox {
    *  as a message of its own so the user still sees it. Edits are idempotent, so a retried one
    *  does no harm. */
   private async deliver(channel: Channel, record: OutboxRecord): Promise<{ messageId: string }> {
-    const message = { text: record.text, buttons: record.buttons }
+    const message = { text: record.text, buttons: record.buttons, ...(record.file && { file: record.file }) }
     const target = record.editOf ? (this.pending.get(record.editOf) ?? (await this.store.outboxRecord(record.editOf))) : undefined
     if (target?.messageId) {
       await channel.edit(record.conversation, target.messageId, message)

@@ -72,6 +72,9 @@ export interface Config {
   admin: { host: string; port?: number }
   /** How long SIGTERM/SIGINT lets work under way finish before it is stopped. */
   shutdownGraceMs: number
+  /** Files users send: the largest one saved, whether images reach the Teller's model as
+   *  images, and the model that turns voice notes into text (none: voice is not set up). */
+  attachments: { maxBytes: number; vision: boolean; transcribeModel?: ModelSpec }
 }
 
 export const SEARCH_PROVIDERS = ["searxng", "brave", "tavily"] as const
@@ -221,6 +224,10 @@ const schema = z.object({
     .union([z.literal("off"), wholeNumber(0, 65535)], { error: 'expected a port from 0 to 65535, or "off"' })
     .default(8791),
   SHUTDOWN_GRACE: wholeNumber(0, 3600).default(10),
+  // Telegram's own download limit for bots is 20 MB.
+  MAX_ATTACHMENT_MB: wholeNumber(1, 2000).default(20),
+  VISION: z.enum(["on", "off"], "expected on or off").optional(),
+  TRANSCRIBE_MODEL: modelSpec.optional(),
 })
 
 type Vars = z.output<typeof schema>
@@ -266,6 +273,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 
   const config = toConfig(vars, models)
   for (const spec of Object.values(models)) checkProvider(spec, config)
+  const transcribe = config.attachments.transcribeModel
+  if (transcribe) {
+    // Anthropic has no speech-to-text; openai-compatible servers (faster-whisper, LocalAI…) speak OpenAI's audio API.
+    if (transcribe.provider === "anthropic") throw new ConfigError("TRANSCRIBE_MODEL", `TRANSCRIBE_MODEL: expected openai:<model> or openai-compatible:<model> (anthropic has no transcription), got "anthropic:${transcribe.id}"`)
+    checkProvider(transcribe, config)
+  }
 
   // Without these, anyone who finds the endpoint could post forged messages.
   if (vars.TELEGRAM_BOT_TOKEN && vars.TELEGRAM_WEBHOOK_URL && !vars.TELEGRAM_WEBHOOK_SECRET) {
@@ -347,6 +360,12 @@ function toConfig(vars: Vars, models: Config["models"]): Config {
     search: searchConfig(vars),
     admin: { host: vars.ADMIN_HOST, port: vars.ADMIN_PORT === "off" ? undefined : vars.ADMIN_PORT },
     shutdownGraceMs: vars.SHUTDOWN_GRACE * 1000,
+    attachments: {
+      maxBytes: vars.MAX_ATTACHMENT_MB * 1024 * 1024,
+      // Many local models behind openai-compatible servers cannot see images.
+      vision: vars.VISION === undefined ? models.teller.provider !== "openai-compatible" : vars.VISION === "on",
+      transcribeModel: vars.TRANSCRIBE_MODEL && { ...vars.TRANSCRIBE_MODEL, variable: "TRANSCRIBE_MODEL" },
+    },
   }
 }
 

@@ -36,6 +36,30 @@ export interface InboundMessage {
   eventId?: string
   /** A button press: the `id` of the pressed button as the core gave it in `OutgoingMessage`. */
   action?: string
+  /** Files that came with the message (`text` is then its caption, possibly ""). The core
+   *  decides whether and where to save them; the adapter only knows how to fetch them. */
+  attachments?: InboundAttachment[]
+}
+
+/** A file a user sent, as an adapter describes it before anything is downloaded. */
+export interface InboundAttachment {
+  /** The file name as sent; undefined when the platform has none (a Telegram photo or voice note). */
+  name?: string
+  /** photo: a picture the platform compressed; voice: a recorded voice note; video_note: a round video. */
+  kind: "photo" | "document" | "voice" | "audio" | "video" | "video_note"
+  /** The MIME type the platform reports, if any. */
+  mimeType?: string
+  /** Bytes, when the platform says before the download. */
+  size?: number
+  /** Fetches the file; rejects when it is larger than `maxBytes` (whatever size was announced). */
+  download(maxBytes: number): Promise<Uint8Array>
+}
+
+/** An image saved in the workspace that a user message shows the model (VISION). */
+export interface ImageRef {
+  /** Absolute path of the saved file: sessions keep this reference, never the bytes. */
+  path: string
+  mediaType: string
 }
 
 /** A button under a message. `id` is short (≤ 64 bytes) and resolved by the core. */
@@ -44,10 +68,22 @@ export interface Button {
   label: string
 }
 
-/** What the core asks a channel to post: Markdown text, optionally with buttons. */
+/** What the core asks a channel to post: Markdown text, optionally with buttons, or a file
+ *  with `text` as its caption. */
 export interface OutgoingMessage {
   text: string
   buttons?: Button[]
+  file?: OutgoingFile
+}
+
+/** A file on this machine to post into the chat. */
+export interface OutgoingFile {
+  /** Absolute path; the adapter reads it when sending (and again on a retry). */
+  path: string
+  /** The name the chat shows. */
+  name: string
+  /** Telegram posts an image as a photo, anything else as a document. */
+  mimeType: string
 }
 
 /** One tool call of a running task, as a channel may show it (OpenCode's metadata summary). */

@@ -1,4 +1,4 @@
-import { wrapLanguageModel, type LanguageModel, type LanguageModelMiddleware } from "ai"
+import { wrapLanguageModel, type LanguageModel, type LanguageModelMiddleware, type TranscriptionModel } from "ai"
 import { createAnthropic, type AnthropicProvider } from "@ai-sdk/anthropic"
 import { createOpenAI, type OpenAIProvider } from "@ai-sdk/openai"
 import { createOpenAICompatible, type OpenAICompatibleProvider } from "@ai-sdk/openai-compatible"
@@ -9,6 +9,8 @@ interface Providers {
   openai?: OpenAIProvider
   anthropic?: AnthropicProvider
   compatible?: OpenAICompatibleProvider
+  /** OpenAI's client pointed at the openai-compatible server, for its OpenAI-style audio API. */
+  compatibleAudio?: OpenAIProvider
 }
 
 // Keyed by config so that the three roles share one provider (and its settings) per provider,
@@ -33,13 +35,18 @@ export function fetchWithTimeout(timeoutMs: number, base: typeof fetch = fetch):
   }
 }
 
-/** The AI SDK model for one role's ModelSpec. */
-export function resolveModel(spec: ModelSpec, config: Config): LanguageModel {
+function providersOf(config: Config): Providers {
   let providers = cache.get(config)
   if (!providers) {
     providers = { fetch: fetchWithTimeout(config.modelTimeoutMs) }
     cache.set(config, providers)
   }
+  return providers
+}
+
+/** The AI SDK model for one role's ModelSpec. */
+export function resolveModel(spec: ModelSpec, config: Config): LanguageModel {
+  const providers = providersOf(config)
   switch (spec.provider) {
     case "openai":
       providers.openai ??= createOpenAI({ ...config.providers.openai, fetch: providers.fetch })
@@ -90,4 +97,18 @@ export function countedModel(model: LanguageModel, role: string, sink: ModelCall
     },
   }
   return wrapLanguageModel({ model, middleware: counting })
+}
+
+/** The speech-to-text model of TRANSCRIBE_MODEL, with the same provider settings as the chat
+ *  models. loadConfig refuses providers without transcription (anthropic). */
+export function resolveTranscriptionModel(spec: ModelSpec, config: Config): TranscriptionModel {
+  const providers = providersOf(config)
+  if (spec.provider === "openai") {
+    providers.openai ??= createOpenAI({ ...config.providers.openai, fetch: providers.fetch })
+    return providers.openai.transcription(spec.id)
+  }
+  const { baseURL, apiKey } = config.providers.openaiCompatible
+  if (spec.provider !== "openai-compatible" || baseURL === undefined) throw new Error(`${spec.variable}: ${spec.provider} has no transcription model here`)
+  providers.compatibleAudio ??= createOpenAI({ baseURL, apiKey: apiKey ?? "none", fetch: providers.fetch })
+  return providers.compatibleAudio.transcription(spec.id)
 }

@@ -25,7 +25,7 @@ const denyAll: Rule = { permission: "*", pattern: "*", action: "deny" }
  * the chain one level deep and the teller free of long-running work.
  */
 export const defaults: Record<Role, Ruleset> = {
-  teller: [denyAll, allow("delegate", "planner"), allow("reply"), allow("remember"), allow("ask_user"), allow("list_tasks"), allow("cancel_task")],
+  teller: [denyAll, allow("delegate", "planner"), allow("reply"), allow("send_file"), allow("remember"), allow("ask_user"), allow("list_tasks"), allow("cancel_task")],
   planner: [
     denyAll,
     allow("delegate"),
@@ -37,7 +37,7 @@ export const defaults: Record<Role, Ruleset> = {
     allow("cancel_task"),
     allow("web_search"),
   ],
-  worker: [denyAll, allow("fetch_url"), allow("read_file"), allow("write_file"), allow("list_files"), allow("web_search")],
+  worker: [denyAll, allow("fetch_url"), allow("read_file"), allow("write_file"), allow("list_files"), allow("web_search"), allow("send_file")],
 }
 
 /** Extra rules per role, as read from PERMISSIONS_FILE. Strict so that a misspelt role fails loudly instead of granting nothing. */

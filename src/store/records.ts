@@ -1,5 +1,5 @@
 import type { ModelMessage } from "ai"
-import type { Button, Role, TaskRecord } from "../core/types.ts"
+import type { Button, ImageRef, OutgoingFile, Role, TaskRecord } from "../core/types.ts"
 
 /** A task nobody committed starts a batch of its own: a Planner task, a task a command or a
  *  trigger started; and a conditional task, which reports on its own when it ends. */
@@ -43,6 +43,8 @@ export interface InboxEvent {
   attempts: number
   /** task_results of a trigger firing's run: what the turn posts is that firing's report. */
   firingId?: string
+  /** user_message: images the user sent, shown to the model (VISION). */
+  images?: ImageRef[]
 }
 
 export interface ConversationRecord {
@@ -59,6 +61,8 @@ export interface OutboxRecord {
   conversation: string
   text: string
   buttons?: Button[]
+  /** A workspace file to post, `text` being its caption: the record holds its path, never its bytes. */
+  file?: OutgoingFile
   /** An edit of an earlier outbox message (its record id) rather than a new message. */
   editOf?: string
   /** The trigger firing whose report this is: its delivery is recorded on the firing. */

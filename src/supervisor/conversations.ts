@@ -2,7 +2,7 @@ import type { Logger } from "pino"
 import type { Agent } from "../agent/agents.ts"
 import { toolCalls, type LoopInput, type LoopOutcome } from "../agent/loop.ts"
 import type { Outbox } from "../channel/outbox.ts"
-import type { ConversationId, UserId, WorkObserver } from "../core/types.ts"
+import type { ConversationId, ImageRef, OutgoingFile, UserId, WorkObserver } from "../core/types.ts"
 import type { Questions } from "../question/questions.ts"
 import type { InboxEvent, SessionRecord } from "../store/records.ts"
 import { newId, type Store } from "../store/store.ts"
@@ -93,9 +93,10 @@ export class Conversations implements ReplyCapability {
   }
 
   /** Records a user message (with the platform event id that brought it, when given) and
-   *  queues it. `typed` is what the user wrote (for the history); `text` what the Teller is given. */
-  async userMessage(conversation: ConversationId, user: UserId, typed: string, text: string, platformEventId?: string): Promise<void> {
-    const event: InboxEvent = { id: newId(), conversation, user, kind: "user_message", text, createdAt: new Date().toISOString(), attempts: 0 }
+   *  queues it. `typed` is what the user wrote (for the history); `text` what the Teller is given,
+   *  with `images` (files the user sent) when its model sees images. */
+  async userMessage(conversation: ConversationId, user: UserId, typed: string, text: string, platformEventId?: string, images?: ImageRef[]): Promise<void> {
+    const event: InboxEvent = { id: newId(), conversation, user, kind: "user_message", text, createdAt: new Date().toISOString(), attempts: 0, ...(images?.length && { images }) }
     await this.deps.store.save({ events: [event], history: [{ id: event.id, conversation, role: "user", text: typed }], seen: platformEventId === undefined ? [] : [platformEventId] })
     this.enqueue(event)
   }
@@ -118,8 +119,16 @@ export class Conversations implements ReplyCapability {
   /** The reply tool: a reply in a turn that handles a scheduled report is that report, so its
    *  delivery is recorded on the firing. */
   async reply(caller: Caller, text: string): Promise<void> {
-    const firingId = caller.role === "teller" ? this.turnFirings.get(caller.conversation)?.values().next().value : undefined
-    await this.deps.outbox.add(caller.conversation, text, `${caller.sessionId}:${caller.callId}`, {}, firingId, caller.fresh)
+    await this.deps.outbox.add(caller.conversation, text, `${caller.sessionId}:${caller.callId}`, {}, this.firingOf(caller), caller.fresh)
+  }
+
+  /** The send_file tool: the outbox record holds the file's path; the adapter reads it when sending. */
+  async sendFile(caller: Caller, file: OutgoingFile, caption: string): Promise<void> {
+    await this.deps.outbox.add(caller.conversation, { text: caption, file }, `${caller.sessionId}:${caller.callId}`, {}, this.firingOf(caller), caller.fresh)
+  }
+
+  private firingOf(caller: Caller): string | undefined {
+    return caller.role === "teller" ? this.turnFirings.get(caller.conversation)?.values().next().value : undefined
   }
 
   private conversation(id: ConversationId, user: UserId): Conversation {
@@ -176,7 +185,7 @@ export class Conversations implements ReplyCapability {
       // An answer reaches the Teller as the result of its ask_user call, not as a message.
       return taken
         .filter((event) => event.kind !== "answer" && !session.has(event.id))
-        .map((event) => ({ eventId: event.id, text: event.text, fromUser: event.kind === "user_message" }))
+        .map((event) => ({ eventId: event.id, text: event.text, fromUser: event.kind === "user_message", images: event.images }))
     }
     const turnStart = session.records.length
     const controller = new AbortController()

@@ -1,5 +1,6 @@
 import type { Logger } from "pino"
 import type { Access } from "../access/access.ts"
+import type { Attachments } from "../attachments/attachments.ts"
 import type { Outbox } from "../channel/outbox.ts"
 import { BUILT_IN, parseCommand, type FileCommand, type Parsed } from "../command/commands.ts"
 import type { CommandInfo, ConversationId, InboundMessage, UserId, WorkObserver } from "../core/types.ts"
@@ -18,6 +19,7 @@ export interface InboundGateDeps {
   board: TaskBoard
   scheduler: Scheduler
   outbox: Outbox
+  attachments: Attachments
   log: Logger
   /** prompts/commands: commands defined as files. */
   fileCommands: FileCommand[]
@@ -46,17 +48,25 @@ export class InboundGate {
     const { store, access, questions, conversations, log } = this.deps
     const eventId = message.eventId
     if (eventId !== undefined) {
-      if (this.taking.has(eventId) || (await store.seen(eventId))) {
+      // Claimed before the store is asked: a copy arriving during that lookup (or during a
+      // message's file downloads) must find it taken.
+      const racing = this.taking.has(eventId)
+      if (!racing) this.taking.add(eventId)
+      if (racing || (await store.seen(eventId))) {
+        if (!racing) this.taking.delete(eventId)
         log.info({ eventId }, "platform event delivered again; ignored")
         this.deps.observer?.duplicateIgnored()
         return false
       }
-      this.taking.add(eventId)
     }
     try {
       if (!(await access.allows(message.user))) {
         await access.stranger(message)
         return false
+      }
+      if (message.attachments?.length) {
+        await this.withFiles(message)
+        return true
       }
       // A command comes before an open question's answer: /new or /cancel must still work while
       // the Teller waits, or a question could hold the conversation until its deadline.
@@ -78,6 +88,17 @@ export class InboundGate {
     } finally {
       if (eventId !== undefined) this.taking.delete(eventId)
     }
+  }
+
+  /** A message with files: they are saved first (the lines describing them are part of what
+   *  is recorded), then the message goes to the Teller like any other — a caption is never
+   *  taken as a command or an answer, since the files would be lost with it. */
+  private async withFiles(message: InboundMessage): Promise<void> {
+    const { conversations, outbox, store } = this.deps
+    const taken = await this.deps.attachments.take(message.user, message.text, message.attachments ?? [])
+    if (taken.text) await conversations.userMessage(message.conversation, message.user, taken.text, taken.text, message.eventId, taken.images)
+    else if (message.eventId !== undefined) await store.save({ seen: [message.eventId] })
+    if (taken.notices.length > 0) await outbox.add(message.conversation, taken.notices.join("\n"), `files:${message.eventId ?? newId()}`)
   }
 
   private async command(message: InboundMessage, command: Parsed): Promise<void> {

@@ -2,6 +2,8 @@ import type { LanguageModel } from "ai"
 import type { Logger } from "pino"
 import type { Agent, Agents } from "../agent/agents.ts"
 import { Access } from "../access/access.ts"
+import { Attachments } from "../attachments/attachments.ts"
+import { transcriber } from "../attachments/transcribe.ts"
 import { channelOf, type Channel } from "../channel/channel.ts"
 import { Outbox } from "../channel/outbox.ts"
 import { loadCommands } from "../command/commands.ts"
@@ -69,6 +71,7 @@ export class Supervisor {
 
   constructor(private readonly deps: SupervisorDeps) {
     const { config, store, log } = deps
+    const workspaceDir = `${config.dataDir}/workspace`
     const sessions = new Sessions(store)
     const stopping = () => this.stopping
     const changed = () => this.changed()
@@ -122,7 +125,7 @@ export class Supervisor {
         replies: this.conversations,
         memory: deps.memory,
         history: store,
-        workspaceDir: `${config.dataDir}/workspace`,
+        workspaceDir,
       },
       recordCompaction: (user, summary) => deps.memory.recordCompaction(user, summary),
     })
@@ -137,6 +140,7 @@ export class Supervisor {
       board: this.tasks,
       scheduler: this.scheduler,
       outbox: this.outbox,
+      attachments: new Attachments({ workspaceDir, quotaBytes: config.workspace.quotaBytes, maxBytes: config.attachments.maxBytes, vision: config.attachments.vision, transcribe: transcriber(config), log }),
       log,
       fileCommands,
       workerTypes,

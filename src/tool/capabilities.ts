@@ -1,4 +1,4 @@
-import type { ConversationId, HistoryReader, Role, UserId } from "../core/types.ts"
+import type { ConversationId, HistoryReader, OutgoingFile, Role, UserId } from "../core/types.ts"
 import type { Answer, Question } from "../question/questions.ts"
 import type { ScheduleRequest } from "../schedule/request.ts"
 
@@ -95,9 +95,11 @@ export interface ScheduleCapability {
   schedule(caller: Caller, request: ScheduleRequest): Promise<{ taskId: string }>
 }
 
-/** The `reply` tool: a message to the caller's conversation, through the outbox. */
+/** The `reply` and `send_file` tools: a message or a file to the caller's conversation (for a
+ *  task, the conversation that started it), through the outbox. */
 export interface ReplyCapability {
   reply(caller: Caller, text: string): Promise<void>
+  sendFile(caller: Caller, file: OutgoingFile, caption: string): Promise<void>
 }
 
 export interface MemoryHit {

@@ -1,5 +1,6 @@
 import { open } from "node:fs/promises"
 import { z } from "zod"
+import { documentKind, documentText, MAX_DOCUMENT_BYTES } from "./document-text.ts"
 import { defineTool, ToolError } from "./tool.ts"
 import { fsError, MAX_FILE_BYTES, pathPattern, userWorkspace, workspacePath, workspaceRelative } from "./workspace.ts"
 
@@ -17,17 +18,21 @@ export const readFileTool = defineTool({
   id: "read_file",
   description:
     "Read a text file from the workspace. Returns the requested lines, the file's total line count and " +
-    "whether more lines follow; use offset and limit to page through long files. Binary files and " +
-    "files over 5 MiB are refused.",
+    "whether more lines follow; use offset and limit to page through long files. PDFs (with page markers) " +
+    "and Word documents (.docx) are returned as their text. Other binary files and files over 5 MiB " +
+    "(documents: 50 MiB) are refused.",
   parameters,
   pattern: (args) => pathPattern(args.path),
   async execute({ path: relPath, offset = 1, limit = DEFAULT_LIMIT }, ctx) {
     const file = await workspacePath(ctx, relPath)
-    const data = await readSmallFile(file, relPath, ctx.abort)
-    if (data.subarray(0, BINARY_SNIFF_BYTES).includes(0)) {
-      throw new ToolError(`${relPath} is a binary file; read_file only reads text`)
+    const kind = documentKind(relPath)
+    const data = await readSmallFile(file, relPath, ctx.abort, kind ? MAX_DOCUMENT_BYTES : MAX_FILE_BYTES)
+    if (!kind && data.subarray(0, BINARY_SNIFF_BYTES).includes(0)) {
+      throw new ToolError(`${relPath} is a binary file; read_file only reads text, PDFs and .docx`)
     }
-    const text = data.toString("utf8")
+    const text = kind ? await documentText(kind, data).catch((error: unknown) => {
+      throw new ToolError(`${relPath} could not be read as ${kind}: ${error instanceof Error ? error.message : String(error)}`)
+    }) : data.toString("utf8")
     const lines = text === "" ? [] : text.split("\n")
     // A final newline ends the last line rather than starting an empty one.
     if (text.endsWith("\n")) lines.pop()
@@ -44,15 +49,15 @@ export const readFileTool = defineTool({
   },
 })
 
-async function readSmallFile(file: string, relPath: string, signal: AbortSignal): Promise<Buffer> {
+async function readSmallFile(file: string, relPath: string, signal: AbortSignal, maxBytes: number): Promise<Buffer> {
   try {
     // Size and content come from the same open file, so a file swapped in between cannot slip past the cap.
     const handle = await open(file, "r")
     try {
       const info = await handle.stat()
       if (info.isDirectory()) throw new ToolError(`${relPath} is a folder; use list_files`)
-      if (info.size > MAX_FILE_BYTES) {
-        throw new ToolError(`${relPath} is ${info.size} bytes, over the ${MAX_FILE_BYTES} byte limit of read_file`)
+      if (info.size > maxBytes) {
+        throw new ToolError(`${relPath} is ${info.size} bytes, over the ${maxBytes} byte limit of read_file`)
       }
       return await handle.readFile({ signal })
     } finally {

@@ -11,6 +11,7 @@ import { rememberTool } from "./remember.ts"
 import { replyTool } from "./reply.ts"
 import { scheduleTool } from "./schedule.ts"
 import { searchMemoryTool } from "./search-memory.ts"
+import { sendFileTool } from "./send-file.ts"
 import type { ToolDefinition } from "./tool.ts"
 import { createWebSearchTool, WEB_SEARCH } from "./web-search.ts"
 import { createWriteFileTool, type WriteFileSettings } from "./write-file.ts"
@@ -29,6 +30,7 @@ export function allTools(workers: readonly WorkerType[], settings: ToolSettings)
   return [
     createDelegateTool(workers),
     replyTool,
+    sendFileTool,
     rememberTool,
     askUserTool,
     listTasksTool,

@@ -42,7 +42,13 @@ export function resolveInWorkspace(workspaceDir: string, relPath: string): strin
  * `..` and symlinks that lead to another user's folder are outside, like any other place.
  */
 export function userWorkspace(ctx: ToolContext): string {
-  return path.join(ctx.workspaceDir, folderName(ctx.user))
+  return userWorkspaceDir(ctx.workspaceDir, ctx.user)
+}
+
+/** A user's workspace under the workspace root (`telegram:1001` → `telegram-1001`): the one place
+ *  that maps a user to a folder, for their tools and for the files they send alike. */
+export function userWorkspaceDir(workspaceDir: string, user: string): string {
+  return path.join(workspaceDir, folderName(user))
 }
 
 /** resolveInWorkspace in the user's workspace, for a tool call; creates the folder on first use

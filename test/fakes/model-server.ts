@@ -131,6 +131,8 @@ export interface ModelServerOptions {
   model?: string
   /** When set, a request without `Authorization: Bearer <apiKey>` is answered 401. */
   apiKey?: string
+  /** What `/v1/audio/transcriptions` answers for an upload (default: "transcript of <n> bytes"). */
+  transcribe?: (audio: Buffer, model: string) => string
 }
 
 export interface ModelServer {
@@ -140,6 +142,8 @@ export interface ModelServer {
   requests: RecordedRequest[]
   /** Exceptions thrown by the script (each also answered with HTTP 500). */
   scriptErrors: Error[]
+  /** Every transcription request (OpenAI's audio API, multipart): the model and the audio. */
+  transcriptions: Array<{ model: string; audio: Buffer; filename: string }>
   /** Resolves once at least `n` requests have arrived; rejects after `timeoutMs`. */
   waitForRequests(n: number, timeoutMs?: number): Promise<RecordedRequest[]>
   /** Stops listening, drops every socket (including hung requests) and resolves. */
@@ -328,12 +332,27 @@ export async function startModelServer(script: Script, opts: ModelServerOptions 
       req.on("error", reject)
     })
 
+  const transcriptions: ModelServer["transcriptions"] = []
+  /** OpenAI's POST /audio/transcriptions: multipart with `file` and `model`; answers { text }. */
+  const transcribe = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const parts: Buffer[] = []
+    for await (const chunk of req) parts.push(chunk as Buffer)
+    const form = await new Request("http://127.0.0.1/", { method: "POST", headers: { "content-type": req.headers["content-type"] ?? "" }, body: new Uint8Array(Buffer.concat(parts)) }).formData()
+    const file = form.get("file")
+    const model = form.get("model")
+    if (!(file instanceof File) || typeof model !== "string") return sendError(res, 400, "fake model server: a transcription needs file and model")
+    const audio = Buffer.from(await file.arrayBuffer())
+    transcriptions.push({ model, audio, filename: file.name })
+    sendJson(res, 200, { text: opts.transcribe?.(audio, model) ?? `transcript of ${audio.byteLength} bytes` })
+  }
+
   const reply = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const path = (req.url ?? "/").split("?")[0]!.replace(/\/+$/, "")
     if (opts.apiKey !== undefined && req.headers.authorization !== `Bearer ${opts.apiKey}`) {
       sendError(res, 401, "Incorrect API key provided")
       return
     }
+    if (req.method === "POST" && path === "/v1/audio/transcriptions") return transcribe(req, res)
     if (req.method === "GET" && path === "/v1/models") {
       sendJson(res, 200, {
         object: "list",
@@ -498,6 +517,7 @@ export async function startModelServer(script: Script, opts: ModelServerOptions 
     url: `http://127.0.0.1:${port}/v1`,
     requests,
     scriptErrors,
+    transcriptions,
     waitForRequests(n, timeoutMs = 5_000) {
       if (requests.length >= n) return Promise.resolve(requests.slice())
       if (closed) return Promise.reject(new Error(`fake model server closed with ${requests.length}/${n} requests`))

@@ -15,6 +15,11 @@ export { waitFor }
  * Beside it, `EventSender` posts signed Events API and interactivity requests to an app, the
  * way Slack does. Not modelled: files, reactions, users, rate limits on their own, the
  * Events API's retries on their own (a test sends the retry itself).
+ *
+ * Files: `hostFile` serves a file at a private download URL that needs the bot token (without
+ * it, Slack's sign-in page, HTTP 200, as Slack answers); files.uploadV2's three steps
+ * (files.getUploadURLExternal, the upload to the URL it returned, files.completeUploadExternal)
+ * leave the file in `uploads`.
  */
 
 type Params = Record<string, unknown>
@@ -23,6 +28,10 @@ export type SlackElement = { type: string; action_id?: string; value?: string; t
 export type SlackMessage = { channel: string; ts: string; text: string; blocks?: SlackBlock[]; thread_ts?: string; user: string; bot_id: string }
 export type Failure = { error: string } | { status: 429; retryAfter: number } | { status: number }
 export type Call = { method: string; params: Params; token?: string }
+/** A file as a message event carries it. */
+export type SlackFile = { id: string; name: string; mimetype: string; size: number; url_private_download: string; url_private: string; mode: string }
+/** A file the bot uploaded, once completed into a channel. */
+export type SlackUpload = { id: string; filename: string; data: Buffer; channel?: string; thread_ts?: string; initial_comment?: string; title?: string }
 
 export type SlackApi = {
   /** `http://127.0.0.1:<port>/api/`, for `clientOptions.slackApiUrl` (SLACK_API_URL). */
@@ -38,6 +47,12 @@ export type SlackApi = {
   /** Every Web API call as received, failed ones included. */
   calls: Call[]
   socket: SocketModeServer
+  /** Files the bot uploaded and completed into a conversation. */
+  uploads: SlackUpload[]
+  /** Downloads of hosted files, with the token they came with. */
+  downloads: { id: string; token?: string }[]
+  /** Serves `data` as a file a user shared; `size` may claim another size (for limits). */
+  hostFile(name: string, mimetype: string, data: Buffer | string, size?: number): SlackFile
   /** The next call of `method` (for which `when` holds, if given) fails this way instead of running; several queue up. */
   failNext(method: string, failure: Failure, when?: (params: Params) => boolean): void
   /** Resolves with the predicate's first truthy value; rejects once `timeoutMs` (default 5000) has passed. */
@@ -83,6 +98,11 @@ export async function startSlackApi(options: { team?: string } = {}): Promise<Sl
   const messages: SlackMessage[] = []
   const calls: Call[] = []
   const failures = new Map<string, { failure: Failure; when: (params: Params) => boolean }[]>()
+  const hosted = new Map<string, { name: string; mimetype: string; data: Buffer }>()
+  const pendingUploads = new Map<string, { filename: string; length: number; data?: Buffer }>()
+  const uploads: SlackUpload[] = []
+  const downloads: { id: string; token?: string }[] = []
+  let lastFile = 0
 
   const find = (params: Params) => {
     const index = messages.findIndex((message) => message.channel === params.channel && message.ts === params.ts)
@@ -124,14 +144,69 @@ export async function startSlackApi(options: { team?: string } = {}): Promise<Sl
       messages.splice(find(params), 1)
       return { channel: params.channel, ts: params.ts }
     },
+    "files.getUploadURLExternal": (params) => {
+      const length = Number(params.length)
+      if (!params.filename) throw new ApiError("invalid_arguments")
+      if (!Number.isSafeInteger(length) || length < 1) throw new ApiError("invalid_arguments")
+      const id = `F0UP${++lastFile}`
+      pendingUploads.set(id, { filename: String(params.filename), length })
+      return { upload_url: `http://127.0.0.1:${port}/upload/v1/${id}`, file_id: id }
+    },
+    "files.completeUploadExternal": (params) => {
+      const files = (typeof params.files === "string" ? JSON.parse(params.files) : params.files) as { id: string; title?: string }[]
+      const done = files.map((file) => {
+        const pending = pendingUploads.get(file.id)
+        if (!pending?.data) throw new ApiError("file_not_found")
+        pendingUploads.delete(file.id)
+        const channel = params.channel_id === undefined ? undefined : String(params.channel_id)
+        const upload: SlackUpload = { id: file.id, filename: pending.filename, data: pending.data, channel, title: file.title, ...(params.thread_ts !== undefined && { thread_ts: String(params.thread_ts) }), ...(params.initial_comment !== undefined && { initial_comment: String(params.initial_comment) }) }
+        uploads.push(upload)
+        return { id: file.id, name: pending.filename, title: file.title ?? pending.filename }
+      })
+      return { files: done }
+    },
     "apps.connections.open": (_params, token) => {
       if (!token.startsWith("xapp-")) throw new ApiError("not_allowed_token_type")
       return { url: `ws://127.0.0.1:${port}/link/?ticket=${randomBytes(6).toString("hex")}` }
     },
   }
 
+  /** The file routes: private downloads need the bot token; an upload URL takes the bytes once. */
+  async function fileRoute(req: IncomingMessage, res: ServerResponse, pathname: string): Promise<boolean> {
+    const download = /^\/files-pri\/([^/]+)\/[^/]+$/.exec(pathname)
+    if (download) {
+      const token = /^Bearer (.+)$/.exec(req.headers.authorization ?? "")?.[1]
+      downloads.push({ id: download[1], token })
+      const file = hosted.get(download[1])
+      if (!file) res.writeHead(404).end()
+      else if (token !== botToken) res.writeHead(200, { "content-type": "text/html; charset=utf-8" }).end("<html><body>Sign in to Slack</body></html>")
+      else res.writeHead(200, { "content-type": file.mimetype, "content-length": file.data.byteLength }).end(file.data)
+      return true
+    }
+    const upload = /^\/upload\/v1\/([^/]+)$/.exec(pathname)
+    if (upload && req.method === "POST") {
+      const pending = pendingUploads.get(upload[1])
+      const chunks: Buffer[] = []
+      for await (const chunk of req) chunks.push(chunk as Buffer)
+      // Slack takes the bytes raw or as a multipart form's file (the Web API client sends the latter).
+      const type = req.headers["content-type"] ?? ""
+      const form = type.startsWith("multipart/form-data") ? await new Request("http://127.0.0.1/", { method: "POST", headers: { "content-type": type }, body: new Uint8Array(Buffer.concat(chunks)) }).formData() : undefined
+      const part = form && [...form.values()].find((value) => typeof value !== "string")
+      const data = part ? Buffer.from(await part.arrayBuffer()) : Buffer.concat(chunks)
+      if (!pending || data.byteLength !== pending.length) res.writeHead(400).end("bad upload")
+      else {
+        pending.data = data
+        res.writeHead(200, { "content-type": "text/plain" }).end(`OK - ${data.byteLength}`)
+      }
+      return true
+    }
+    return false
+  }
+
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const route = /^\/api\/([\w.]+)$/.exec(new URL(req.url ?? "/", "http://127.0.0.1").pathname)
+    const pathname = new URL(req.url ?? "/", "http://127.0.0.1").pathname
+    if (await fileRoute(req, res, pathname)) return
+    const route = /^\/api\/([\w.]+)$/.exec(pathname)
     if (!route) return reply(res, 404, { ok: false, error: "unknown_method" })
     const method = route[1]
     let params: Params
@@ -189,6 +264,15 @@ export async function startSlackApi(options: { team?: string } = {}): Promise<Sl
     messages,
     calls,
     socket,
+    uploads,
+    downloads,
+    hostFile(name, mimetype, data, size) {
+      const id = `F0IN${++lastFile}`
+      const bytes = Buffer.from(data)
+      hosted.set(id, { name, mimetype, data: bytes })
+      const url = `http://127.0.0.1:${port}/files-pri/${id}/${encodeURIComponent(name)}`
+      return { id, name, mimetype, size: size ?? bytes.byteLength, url_private: url, url_private_download: url, mode: "hosted" }
+    },
     failNext(method, failure, when = () => true) {
       failures.set(method, [...(failures.get(method) ?? []), { failure, when }])
     },
@@ -286,7 +370,7 @@ async function readAll(req: IncomingMessage): Promise<string> {
 
 // ── events, as Slack sends them ───────────────────────────────────────────────────────
 
-export type SlackEvent = { type: string; user?: string; text?: string; ts: string; channel: string; channel_type?: string; thread_ts?: string; subtype?: string; bot_id?: string; event_ts?: string }
+export type SlackEvent = { type: string; user?: string; text?: string; ts: string; channel: string; channel_type?: string; thread_ts?: string; subtype?: string; bot_id?: string; event_ts?: string; files?: SlackFile[] }
 export type EventCallback = { token: string; team_id: string; api_app_id: string; event: SlackEvent; type: "event_callback"; event_id: string; event_time: number; authorizations: object[] }
 
 export function eventCallback(team: string, event: SlackEvent, eventId = `Ev${String(++lastEvent).padStart(8, "0")}`): EventCallback {
@@ -305,6 +389,11 @@ export function eventCallback(team: string, event: SlackEvent, eventId = `Ev${St
 /** A user's direct message to the bot (in a thread of the DM when `thread_ts` is given). */
 export function dmEvent(user: string, channel: string, text: string, extra: Partial<SlackEvent> = {}): SlackEvent {
   return { type: "message", user, text, ts: nextTs(), channel, channel_type: "im", ...extra }
+}
+
+/** Files shared in a DM, with `text` as the message (Slack's file_share subtype). */
+export function fileShareEvent(user: string, channel: string, text: string, files: SlackFile[]): SlackEvent {
+  return dmEvent(user, channel, text, { subtype: "file_share", files })
 }
 
 /** `@steward …` in a channel: Slack sends the mention with the bot's user id in angle brackets. */

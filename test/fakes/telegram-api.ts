@@ -11,7 +11,9 @@ import { waitFor } from "../support/wait-for.ts"
  *
  * Every chat is a private chat whose id is the user's id. A webhook is only recorded
  * (getUpdates is refused while one is set); tests post updates to the bot's webhook server
- * themselves. Not modelled: files, groups, Markdown parse modes (their text is stored as
+ * themselves. Files: `addFile` stores one a user "sent" (getFile gives its path, refusing files
+ * over 20 MB as Telegram does, and `/file/bot<token>/<path>` serves it); sendPhoto and
+ * sendDocument take multipart uploads, kept in `uploads`. Not modelled: groups, Markdown parse modes (their text is stored as
  * sent), Telegram's rule that code/pre hold no other entities, and callback queries expiring
  * with time.
  */
@@ -36,6 +38,12 @@ export type TelegramApi = {
   webhook?: { url: string; secretToken?: string; allowedUpdates?: string[] }
   /** Every call as received, failed ones included. */
   requests: { method: string; params: Params }[]
+  /** Files the bot sent with sendPhoto or sendDocument. */
+  uploads: Upload[]
+  /** Downloads through the file route, by file path. */
+  downloads: string[]
+  /** Stores a file as if a user had sent it; `size` may claim another size (for limits). */
+  addFile(data: Buffer | string, size?: number): TelegramFile
   pushUpdate(update: Update): void
   /** The next call of `method` (or, with `after`, the one after that many more succeed) fails this way instead of running; several queue up. */
   failNext(method: string, failure: Failure, after?: number): void
@@ -43,6 +51,9 @@ export type TelegramApi = {
   waitFor<T>(predicate: () => T, timeoutMs?: number): Promise<NonNullable<T>>
   close(): Promise<void>
 }
+
+export type TelegramFile = { file_id: string; file_unique_id: string; file_size: number }
+export type Upload = { method: "sendPhoto" | "sendDocument"; chatId: number; filename: string; data: Buffer; caption?: string }
 
 /** `port`: a fixed one (a test that starts Steward first and the API later); default any free one. */
 export type TelegramApiOptions = { token?: string; username?: string; port?: number }
@@ -52,6 +63,8 @@ export const MESSAGE_LIMIT = 4096
 const MAX_POLL_SECONDS = 50
 /** Update types Telegram sends only when `allowed_updates` names them. */
 const OPT_IN_UPDATES = new Set(["chat_member", "message_reaction", "message_reaction_count"])
+/** Bots may download files up to 20 MB through getFile. */
+const DOWNLOAD_LIMIT = 20 * 1024 * 1024
 const CHAT_ACTIONS = new Set(["typing", "upload_photo", "record_video", "upload_video", "record_voice", "upload_voice", "upload_document", "choose_sticker", "find_location", "record_video_note", "upload_video_note"])
 
 type Wake = "update" | "timeout" | "conflict" | "gone" | "closed"
@@ -86,6 +99,21 @@ export function textUpdate(chatId: number, fromId: number, text: string): Update
       text,
       ...(command && { entities: [{ type: "bot_command", offset: 0, length: command[0].length }] }),
     },
+  }
+}
+
+/** A message with a file (`photo`, `document`, `voice`…) and an optional caption. */
+export function fileUpdate(chatId: number, fromId: number, content: Partial<Message>, caption?: string): Update {
+  return {
+    update_id: ++lastUpdateId,
+    message: {
+      message_id: ++lastMessageId,
+      date: now(),
+      chat: { id: chatId, type: "private", first_name: `User ${fromId}` },
+      from: { id: fromId, is_bot: false, first_name: `User ${fromId}` },
+      ...(caption !== undefined && { caption }),
+      ...content,
+    } as Update["message"] & object,
   }
 }
 
@@ -128,6 +156,10 @@ export async function startTelegramApi(options: TelegramApiOptions = {}): Promis
   const requests: { method: string; params: Params }[] = []
   const failures = new Map<string, { failure: Failure; after: number }[]>()
   const pendingQueries = new Set<string>()
+  const files = new Map<string, { data: Buffer; size: number; path: string }>()
+  const uploads: Upload[] = []
+  const downloads: string[] = []
+  let lastFile = 0
   let queue: Update[] = []
   let allowed: Set<string> | undefined
   /** The getUpdates call waiting for an update; Telegram allows one at a time. */
@@ -240,6 +272,14 @@ export async function startTelegramApi(options: TelegramApiOptions = {}): Promis
       if (!CHAT_ACTIONS.has(String(params.action))) throw badRequest("wrong parameter action in request")
       return true
     },
+    getfile(params) {
+      const file = files.get(String(params.file_id ?? ""))
+      if (!file) throw badRequest("invalid file_id")
+      if (file.size > DOWNLOAD_LIMIT) throw badRequest("file is too big")
+      return { file_id: String(params.file_id), file_unique_id: `u${params.file_id}`, file_size: file.size, file_path: file.path }
+    },
+    sendphoto: (params) => sendFile("sendPhoto", params),
+    senddocument: (params) => sendFile("sendDocument", params),
     answercallbackquery(params) {
       const id = String(params.callback_query_id ?? "")
       if (!pendingQueries.delete(id)) throw badRequest("query is too old and response timeout expired or query ID is invalid")
@@ -248,8 +288,42 @@ export async function startTelegramApi(options: TelegramApiOptions = {}): Promis
     },
   }
 
+  /** sendPhoto / sendDocument: the file is a multipart part (`attach://<name>` in the field, as grammY sends it). */
+  function sendFile(method: Upload["method"], params: Params): Message {
+    const chat = chatOf(params)
+    const field = method === "sendPhoto" ? "photo" : "document"
+    const value = params[field]
+    const attached = typeof value === "string" && value.startsWith("attach://") ? params[value.slice("attach://".length)] : value
+    if (!(attached instanceof File)) throw badRequest(`there is no ${field} in the request`)
+    const data = params[`${field}:bytes`] as Buffer
+    if (data.byteLength === 0) throw badRequest("file must be non-empty")
+    if (data.byteLength > (method === "sendPhoto" ? 10 : 50) * 1024 * 1024) throw new ApiError(413, "Request Entity Too Large")
+    const caption = params.caption === undefined ? undefined : String(params.caption)
+    uploads.push({ method, chatId: chat, filename: attached.name, data, caption })
+    const stored = api.addFile(data)
+    const message: Message = {
+      message_id: ++lastMessageId,
+      date: now(),
+      chat: { id: chat, type: "private", first_name: `User ${chat}` },
+      from: me,
+      ...(caption !== undefined && { caption }),
+      ...(method === "sendPhoto" ? { photo: [{ ...stored, width: 1, height: 1 }] } : { document: { ...stored, file_name: attached.name } }),
+    } as Message
+    sent.push(message)
+    return message
+  }
+
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? "/", "http://127.0.0.1")
+    const download = /^\/file\/bot([^/]+)\/(.+)$/.exec(url.pathname)
+    if (download) {
+      if (download[1] !== token) throw new ApiError(401, "Unauthorized")
+      const file = [...files.values()].find((entry) => entry.path === download[2])
+      if (!file) throw new ApiError(404, "Not Found")
+      downloads.push(file.path)
+      res.writeHead(200, { "content-type": "application/octet-stream", "content-length": file.data.byteLength }).end(file.data)
+      return
+    }
     const route = /^\/bot([^/]+)\/([A-Za-z]+)$/.exec(url.pathname)
     if (!route) throw new ApiError(404, "Not Found")
     if (route[1] !== token) throw new ApiError(401, "Unauthorized")
@@ -294,6 +368,14 @@ export async function startTelegramApi(options: TelegramApiOptions = {}): Promis
     commands,
     chatCommands,
     requests,
+    uploads,
+    downloads,
+    addFile(data, size) {
+      const id = `file${++lastFile}`
+      const bytes = Buffer.from(data)
+      files.set(id, { data: bytes, size: size ?? bytes.byteLength, path: `documents/file_${lastFile}` })
+      return { file_id: id, file_unique_id: `u${id}`, file_size: size ?? bytes.byteLength }
+    },
     pushUpdate(update) {
       const query = update.callback_query
       if (query) {
@@ -331,9 +413,10 @@ function reply(res: ServerResponse, status: number, body: unknown): void {
 async function bodyOf(req: IncomingMessage): Promise<Params> {
   const chunks: Buffer[] = []
   for await (const chunk of req) chunks.push(chunk as Buffer)
+  const type = req.headers["content-type"] ?? ""
+  if (type.startsWith("multipart/form-data")) return multipartOf(Buffer.concat(chunks), type)
   const raw = Buffer.concat(chunks).toString("utf8")
   if (!raw) return {}
-  const type = req.headers["content-type"] ?? ""
   if (type.startsWith("application/json")) {
     try {
       return JSON.parse(raw) as Params
@@ -354,6 +437,41 @@ async function bodyOf(req: IncomingMessage): Promise<Params> {
     return Object.fromEntries(entries) as Params
   }
   throw badRequest(`the fake Telegram API cannot read ${type || "bodies without a content type"}`)
+}
+
+/** A multipart body's fields: strings, and files as File (with their bytes beside them as
+ *  `<field>:bytes`). Parsed by hand: undici's FormData parser refuses grammY's bodies. */
+function multipartOf(body: Buffer, type: string): Params {
+  const boundary = /boundary="?([^";]+)"?/.exec(type)?.[1]
+  if (!boundary) throw badRequest("multipart body without a boundary")
+  const params: Params = {}
+  const delimiter = Buffer.from(`--${boundary}`)
+  let start = body.indexOf(delimiter)
+  while (start >= 0) {
+    const next = body.indexOf(delimiter, start + delimiter.length)
+    if (next < 0) break
+    const part = body.subarray(start + delimiter.length, next)
+    start = next
+    const headerEnd = part.indexOf("\r\n\r\n")
+    if (headerEnd < 0) continue
+    const headers = part.subarray(0, headerEnd).toString("utf8")
+    // The part's content ends before the CRLF that precedes the next delimiter.
+    const content = part.subarray(headerEnd + 4, part.length - 2)
+    const name = /name="([^"]*)"/.exec(headers)?.[1]
+    if (name === undefined) continue
+    // grammY leaves the filename unquoted.
+    const filename = /filename="?([^"\r\n;]*)"?/.exec(headers)?.[1]
+    if (filename === undefined) params[name] = content.toString("utf8")
+    else {
+      params[name] = new File([new Uint8Array(content)], filename)
+      params[`${name}:bytes`] = content
+    }
+  }
+  // A file attached as `attach://<name>` is the part <name>; its bytes are filed under the field that names it.
+  for (const [key, value] of Object.entries(params)) {
+    if (typeof value === "string" && value.startsWith("attach://")) params[`${key}:bytes`] = params[`${value.slice("attach://".length)}:bytes`]
+  }
+  return params
 }
 
 function chatOf(params: Params): number {

@@ -4,7 +4,7 @@ import { join } from "node:path"
 import pino from "pino"
 import { startApp, type App } from "../../src/app.ts"
 import type { Channel, ChannelHandlers } from "../../src/channel/channel.ts"
-import type { Button, InboundMessage, OutgoingMessage, ProgressUpdate } from "../../src/core/types.ts"
+import type { Button, InboundMessage, OutgoingFile, OutgoingMessage, ProgressUpdate } from "../../src/core/types.ts"
 import { loadConfig, type Config } from "../../src/config/config.ts"
 import type { MemoryHit } from "../../src/tool/capabilities.ts"
 import { startModelServer, type ModelServer, type Script } from "../fakes/model-server.ts"
@@ -12,7 +12,7 @@ import { startModelServer, type ModelServer, type Script } from "../fakes/model-
 /** A channel the test drives: it hands messages in and records what Steward sends. */
 export class TestChannel implements Channel {
   readonly name = "test"
-  readonly sent: Array<{ conversation: string; text: string; messageId: string; buttons?: Button[] }> = []
+  readonly sent: Array<{ conversation: string; text: string; messageId: string; buttons?: Button[]; file?: OutgoingFile }> = []
   readonly edits: Array<{ conversation: string; messageId: string; text: string }> = []
   readonly activities: Array<{ conversation: string; busy: boolean }> = []
   commands: ChannelHandlers["commands"] = []
@@ -46,7 +46,7 @@ export class TestChannel implements Channel {
       throw new Error("platform unavailable")
     }
     const messageId = `m${this.sent.length + 1}`
-    this.sent.push({ conversation, text: message.text, messageId, buttons: message.buttons })
+    this.sent.push({ conversation, text: message.text, messageId, buttons: message.buttons, ...(message.file && { file: message.file }) })
     this.wake()
     return { messageId }
   }
