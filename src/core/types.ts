@@ -26,6 +26,8 @@ export interface InboundMessage {
   eventId?: string
   /** A button press: the `id` of the pressed button as the core gave it in `OutgoingMessage`. */
   action?: string
+  /** The user's IANA time zone, when the platform knows it (Slack's `users.info` → `user.tz`). */
+  timezone?: string
 }
 
 /** A button under a message. `id` is short (≤ 64 bytes) and resolved by the core. */
@@ -112,6 +114,8 @@ export interface TaskRecord {
   command?: string
   /** Batch head (a task nobody committed): the Teller has been woken with the batch's results. */
   reported?: boolean
+  /** The run of a quiet trigger: a result of exactly NO_REPORT wakes nobody. */
+  quiet?: boolean
 }
 
 // ── triggers ─────────────────────────────────────────────────────────────────────
@@ -157,7 +161,10 @@ export interface TriggerRecord {
   maxLateness: number
   /** A conversation to report to instead of the creating one (validated by the host). */
   target?: ConversationId
-  status: "active" | "ended" | "cancelled"
+  /** A run whose result is exactly NO_REPORT posts nothing ("ran, nothing to report"). */
+  quiet?: boolean
+  /** paused: no timers and no condition watch until resumed (which does not catch up). */
+  status: "active" | "paused" | "ended" | "cancelled"
   /** Why it ended, when not by firing its last run. */
   endReason?: string
   /** recurring and scheduled: the due time the engine waits for. A due time found in the past
@@ -193,6 +200,8 @@ export interface FiringRecord {
   status: "fired" | "ran" | "delivered" | "failed" | "skipped"
   /** The platform's id of the report. */
   messageId?: string
+  /** A quiet trigger's run answered NO_REPORT: it ran and nothing was posted. */
+  nothingToReport?: boolean
   error?: string
 }
 

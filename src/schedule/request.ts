@@ -2,6 +2,9 @@ import { z } from "zod"
 import { Condition } from "./condition.ts"
 import { isTimeZone, parseCron } from "./cron.ts"
 
+/** What a quiet trigger's run answers when there is nothing to report. */
+export const NO_REPORT = "NO_REPORT"
+
 /** A run later than this is not worth doing any more; it also bounds the catch-up search. */
 const MAX_LATENESS_S = 86_400
 
@@ -40,6 +43,8 @@ export const ScheduleRequest = z
     onMissed: z.enum(["run-once", "skip"]).optional().describe('A run missed while Steward was down: "run-once" (default) catches up once if late by at most maxLateness, "skip" does not'),
     maxLateness: z.number().int().min(0).max(MAX_LATENESS_S).optional().describe("Seconds a missed run may be late and still run (default 3600)"),
     target: z.string().min(1).optional().describe("Conversation id to post the reports to (default: this conversation)"),
+    quiet: z.boolean().optional().describe(`true: a run that finds nothing worth telling answers exactly ${NO_REPORT} and nothing is posted (for checks like "tell me if the site is down")`),
+    triggerId: z.string().min(1).optional().describe("Id (or a unique prefix of at least 4 characters) of an existing schedule of this conversation: this request replaces its definition in place, keeping its history"),
   })
   .superRefine((request, ctx) => {
     const misplaced = (fields: Array<keyof typeof request>, type: string) => {

@@ -1,13 +1,13 @@
 import type { Logger } from "pino"
 import { TERMINAL, type Condition, type FiringRecord, type TaskStatus, type TriggerRecord } from "../core/types.ts"
 import { newId, type Store } from "../store/store.ts"
-import { cronCadence, intervalCadence, onceCadence, type Cadence } from "./cadence.ts"
-import { parseCron, type CronSchedule } from "./cron.ts"
+import type { Cadence } from "./cadence.ts"
 import { evaluateCondition, taskIdsOf, type ConditionFacts } from "./condition.ts"
 import { RaisedEvents } from "./events.ts"
 import { runAtProblem, ScheduleRequest } from "./request.ts"
 import { ToolError } from "../tool/tool.ts"
 import { timerAt } from "./timer.ts"
+import { cadenceFor, editedTrigger, pausedTrigger, resumedTrigger } from "./trigger-changes.ts"
 import { ConditionWatch } from "./watch.ts"
 
 /** What the scheduler asks of the runtime (the Supervisor). */
@@ -160,6 +160,7 @@ export class Scheduler {
         onMissed: valid.onMissed ?? "run-once",
         maxLateness: valid.maxLateness ?? DEFAULT_MAX_LATENESS_S,
         target: valid.target,
+        quiet: valid.quiet,
         status: "active",
         createdAt: now,
         origin: where.origin,
@@ -182,7 +183,7 @@ export class Scheduler {
   cancel(id: string, conversation?: string): Promise<boolean> {
     return this.serial(async () => {
       const trigger = this.triggers.get(id)
-      if (!trigger || trigger.status !== "active" || (conversation !== undefined && trigger.conversation !== conversation)) return false
+      if (!trigger || (trigger.status !== "active" && trigger.status !== "paused") || (conversation !== undefined && trigger.conversation !== conversation)) return false
       await this.save({ ...trigger, status: "cancelled", nextRunAt: undefined, cooldownUntil: undefined })
       this.disarm(id)
       return true
@@ -194,7 +195,7 @@ export class Scheduler {
   list(conversation: string): TriggerSummary[] {
     const now = Date.now()
     return [...this.triggers.values()]
-      .filter((trigger) => trigger.conversation === conversation && trigger.status === "active")
+      .filter((trigger) => trigger.conversation === conversation && (trigger.status === "active" || trigger.status === "paused"))
       .map((trigger) => ({
         id: trigger.id,
         kind: trigger.kind,
@@ -204,6 +205,26 @@ export class Scheduler {
         status: trigger.status,
         createdAt: trigger.createdAt,
       }))
+  }
+
+  /** Pauses an active trigger (of `conversation`, when given); the CLI's path too. Returns the
+   *  paused trigger, or why it could not be paused. See trigger-changes.ts. */
+  pauseTrigger(id: string, conversation?: string): Promise<TriggerRecord | string> {
+    return this.change(id, conversation, pausedTrigger)
+  }
+
+  /** Resumes a paused trigger from now, without catching up (see resumedTrigger). */
+  resumeTrigger(id: string, conversation?: string): Promise<TriggerRecord | string> {
+    return this.change(id, conversation, (trigger) => resumedTrigger(trigger))
+  }
+
+  /** Gives a trigger a new definition in place, keeping its id and firings (see editedTrigger). */
+  async editTrigger(id: string, request: ScheduleRequest, conversation?: string): Promise<TriggerRecord | string> {
+    const valid = ScheduleRequest.parse(request)
+    const late = valid.runAt === undefined ? undefined : runAtProblem(valid.runAt)
+    if (late) return late
+    if (valid.condition) await this.learn(valid.condition)
+    return this.change(id, conversation, (trigger) => editedTrigger(trigger, valid))
   }
 
   /** The conversation that created a trigger: where its problems are told. */
@@ -243,6 +264,11 @@ export class Scheduler {
   /** The firing's report was posted; `messageId` is the platform's id. */
   delivered(firingId: string, messageId: string): Promise<void> {
     return this.updateFiring(firingId, (firing) => ({ ...firing, status: firing.status === "failed" ? "failed" : "delivered", messageId }))
+  }
+
+  /** A quiet trigger's run answered NO_REPORT: nothing is posted, and its firing says so. */
+  nothingToReport(firingId: string): Promise<void> {
+    return this.updateFiring(firingId, (firing) => ({ ...firing, nothingToReport: true }))
   }
 
   /** The firing's report could not be posted (the host tells the owner's conversation). */
@@ -374,7 +400,7 @@ export class Scheduler {
       if (!firing) return void this.log.warn({ firing: firingId }, "report of an unknown firing")
       const update = change(firing)
       const trigger = this.triggers.get(firing.triggerId) ?? (await this.store.trigger(firing.triggerId))
-      await this.save(trigger && { ...trigger, lastOutcome: update.status }, update)
+      await this.save(trigger && { ...trigger, lastOutcome: update.nothingToReport ? "ran, nothing to report" : update.status }, update)
     })
   }
 
@@ -464,12 +490,25 @@ export class Scheduler {
   private cadenceOf(trigger: TriggerRecord): Cadence {
     let cadence = this.cadences.get(trigger.id)
     if (!cadence) {
-      if (trigger.cron) cadence = cronCadence(cronScheduleOf(trigger))
-      else if (trigger.interval) cadence = intervalCadence(new Date(trigger.createdAt), trigger.interval)
-      else cadence = onceCadence(new Date(trigger.runAt!))
+      cadence = cadenceFor(trigger)
       this.cadences.set(trigger.id, cadence)
     }
     return cadence
+  }
+
+  /** Writes a trigger's new record (made by `make` from the current one), then waits anew. */
+  private change(id: string, conversation: string | undefined, make: (trigger: TriggerRecord) => TriggerRecord | string): Promise<TriggerRecord | string> {
+    return this.serial(async () => {
+      const trigger = this.triggers.get(id)
+      if (!trigger || (conversation !== undefined && trigger.conversation !== conversation)) return `no schedule ${id} here`
+      const changed = make(trigger)
+      if (typeof changed === "string") return changed
+      await this.save(changed)
+      this.disarm(id)
+      this.arm(changed)
+      this.log.info({ trigger: id, status: changed.status, nextRunAt: changed.nextRunAt }, "trigger changed")
+      return changed
+    })
   }
 
   private startPolling(): void {
@@ -527,11 +566,4 @@ export class Scheduler {
 
 function errorText(error: unknown): string {
   return error instanceof Error ? error.message : String(error)
-}
-
-/** A stored trigger's cron expression, read again (it was checked when the trigger was made). */
-function cronScheduleOf(trigger: TriggerRecord): CronSchedule {
-  const read = parseCron(trigger.cron!, trigger.timezone)
-  if ("error" in read) throw new Error(read.error)
-  return read.schedule
 }

@@ -53,6 +53,16 @@ export interface RaisedName {
   id: string
 }
 
+/** What Steward keeps about a user besides their memory (src/user/profiles.ts). */
+export interface ProfileRecord {
+  user: string
+  /** IANA zone; absent: DEFAULT_TIMEZONE. */
+  timeZone?: string
+  /** "user": set by the user, kept over what the platform reports. */
+  timeZoneSource?: "user" | "platform"
+  updatedAt: string
+}
+
 export interface SchemaRecord {
   version: number
 }
@@ -110,7 +120,7 @@ export const channelEntries = define<ChannelEntry>("channel_state", (entry) => `
 })
 export const triggers = define<TriggerRecord>("triggers", (trigger) => trigger.id, {
   // A trigger that ended while its last run goes on still needs the engine for that run.
-  live: (trigger) => (trigger.status === "active" || trigger.runningFiringId !== undefined ? { group: ALL, at: at(trigger.createdAt) } : undefined),
+  live: (trigger) => (trigger.status === "active" || trigger.status === "paused" || trigger.runningFiringId !== undefined ? { group: ALL, at: at(trigger.createdAt) } : undefined),
   origin: (trigger) => ({ group: trigger.origin, at: 0 }),
 })
 export const firings = define<FiringRecord>("firings", (firing) => firing.id, {
@@ -120,9 +130,10 @@ export const raised = define<RaisedRecord>("raised", (record) => record.id, {
   time: (record) => ({ group: ALL, at: decodeTime(record.id) }),
 })
 export const raisedNames = define<RaisedName>("raised_names", (record) => record.name)
+export const profiles = define<ProfileRecord>("profiles", (profile) => profile.user)
 export const meta = define<SchemaRecord & { id: string }>("meta", (record) => record.id)
 
 /** Every collection, as a backend is opened with it. */
 export const SCHEMA: readonly CollectionSchema[] = [
-  tasks, sessions, messages, events, conversations, outbox, history, questions, seen, seenMarks, pairings, allowed, channelEntries, triggers, firings, raised, raisedNames, meta,
+  tasks, sessions, messages, events, conversations, outbox, history, questions, seen, seenMarks, pairings, allowed, channelEntries, triggers, firings, raised, raisedNames, profiles, meta,
 ].map(({ name, indexes }) => ({ name, indexes }))

@@ -18,6 +18,10 @@ export interface AgentRunnerDeps {
   rules: Record<Role, Ruleset>
   /** What the tools of every run may use. */
   capabilities: Capabilities
+  /** The user's IANA zone, for the date the agents see. */
+  timeZoneOf: (user: UserId) => string
+  /** The user's memory.md for the Teller's and Planner's system prompt ("" when none). */
+  memorySnapshot: (user: UserId) => Promise<string>
   /** Compaction must not make anything said before it unsearchable. */
   recordCompaction: (user: UserId, summary: string) => Promise<void>
 }
@@ -41,12 +45,15 @@ export class AgentRunner {
 
   constructor(private readonly deps: AgentRunnerDeps) {}
 
-  run({ agent, session, signal, where, takeInput, taskId, onTool }: Run): Promise<LoopOutcome> {
+  async run({ agent, session, signal, where, takeInput, taskId, onTool }: Run): Promise<LoopOutcome> {
     const role = agent.role as Role
     const { config, rules } = this.deps
+    // The stable part first: the role's instructions, then what the user asked to be remembered.
+    const memory = role === "worker" ? "" : await this.deps.memorySnapshot(where.user)
+    const stable = memory ? `${agent.prompt}\n\n${memory}` : agent.prompt
     return runLoop({
       model: this.deps.model(agent),
-      system: `${agent.prompt}\n\n${environment(new Date(), where)}`,
+      system: `${stable}\n\n${environment(new Date(), where, this.deps.timeZoneOf(where.user))}`,
       compactionSystem: this.deps.agents.compaction.prompt,
       tools: this.toolsOf(agent),
       rules: rules[role],

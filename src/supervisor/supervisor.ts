@@ -10,10 +10,12 @@ import type { ConversationId, Role, UserId } from "../core/types.ts"
 import type { Ruleset } from "../permission/permission.ts"
 import { Asking } from "../question/asking.ts"
 import { Questions } from "../question/questions.ts"
+import { forgetNotes, memoryOverview, memorySnapshot } from "../memory/edit.ts"
 import { Scheduler } from "../schedule/scheduler.ts"
 import type { Store } from "../store/store.ts"
 import type { MemoryService } from "../tool/capabilities.ts"
 import type { ToolDefinition } from "../tool/tool.ts"
+import { Profiles } from "../user/profiles.ts"
 import { Conversations } from "./conversations.ts"
 import { InboundGate } from "./gate.ts"
 import { recover } from "./recovery.ts"
@@ -33,7 +35,7 @@ export interface SupervisorDeps {
   model: (agent: Agent) => LanguageModel
   tools: readonly ToolDefinition[]
   rules: Record<Role, Ruleset>
-  memory: MemoryService & { recordCompaction(user: UserId, summary: string): Promise<void> }
+  memory: MemoryService & { recordCompaction(user: UserId, summary: string): Promise<void>; folder(user: UserId): string }
   log: Logger
   /** prompts/commands: commands defined as files. */
   commandsDir?: string
@@ -54,6 +56,7 @@ export class Supervisor {
   readonly tasks: TaskBoard
   readonly conversations: Conversations
   readonly gate: InboundGate
+  readonly profiles: Profiles
   private stopping = false
   /** Called whenever work moves, until Steward is idle. */
   private idleWaiters = new Set<() => void>()
@@ -63,6 +66,9 @@ export class Supervisor {
   constructor(private readonly deps: SupervisorDeps) {
     const { config, store, log } = deps
     const sessions = new Sessions(store)
+    this.profiles = new Profiles(store, config.defaultTimeZone, log)
+    const timeZoneOf = (user: UserId) => this.profiles.timeZoneOf(user)
+    const folderOf = (user: UserId) => deps.memory.folder(user)
     const stopping = () => this.stopping
     const changed = () => this.changed()
     // The parts call each other both ways (a task's tools start tasks, a trigger's run is a
@@ -85,7 +91,7 @@ export class Supervisor {
       changed,
       stopping,
     })
-    this.schedules = new Schedules({ scheduler: this.scheduler, outbox: this.outbox, access: this.access, userOf: (id) => this.conversations.userOf(id), log })
+    this.schedules = new Schedules({ scheduler: this.scheduler, outbox: this.outbox, access: this.access, userOf: (id) => this.conversations.userOf(id), timeZoneOf, log })
     this.tasks = new TaskBoard({
       config,
       store,
@@ -98,6 +104,7 @@ export class Supervisor {
       progress: (conversation, update) => this.channelOf(conversation)?.progress?.(conversation, update),
       changed,
       stopping,
+      timeZoneOf,
     })
     const runner = new AgentRunner({
       config,
@@ -112,8 +119,12 @@ export class Supervisor {
         replies: this.conversations,
         memory: deps.memory,
         history: store,
+        profiles: this.profiles,
+        notes: { forget: (user, request) => forgetNotes(folderOf(user), request) },
         workspaceDir: `${config.dataDir}/workspace`,
       },
+      timeZoneOf,
+      memorySnapshot: (user) => memorySnapshot(folderOf(user)),
       recordCompaction: (user, summary) => deps.memory.recordCompaction(user, summary),
     })
     const workerTypes = new Set(deps.agents.workers.keys())
@@ -126,6 +137,8 @@ export class Supervisor {
       board: this.tasks,
       scheduler: this.scheduler,
       outbox: this.outbox,
+      profiles: this.profiles,
+      memoryOverview: (user) => memoryOverview(folderOf(user)),
       log,
       fileCommands,
       workerTypes,
@@ -133,9 +146,10 @@ export class Supervisor {
   }
 
   /** Rebuilds every part from the store and starts the queues and turns. */
-  start(): Promise<void> {
+  async start(): Promise<void> {
     const { store, log } = this.deps
     const { outbox, conversations, access, questions, scheduler } = this
+    await this.profiles.load()
     return recover({ store, outbox, board: this.tasks, conversations, access, questions, scheduler, log })
   }
 

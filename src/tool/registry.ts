@@ -2,6 +2,7 @@ import { askUserTool } from "./ask-user.ts"
 import { cancelTaskTool } from "./cancel-task.ts"
 import { createDelegateTool, type WorkerType } from "./delegate.ts"
 import { createFetchUrlTool, type FetchUrlSettings } from "./fetch-url.ts"
+import { forgetTool } from "./forget.ts"
 import { getHistoryByTimeTool } from "./get-history-by-time.ts"
 import { getRecentHistoryTool } from "./get-recent-history.ts"
 import { listFilesTool } from "./list-files.ts"
@@ -11,6 +12,7 @@ import { rememberTool } from "./remember.ts"
 import { replyTool } from "./reply.ts"
 import { scheduleTool } from "./schedule.ts"
 import { searchMemoryTool } from "./search-memory.ts"
+import { setTimeZoneTool } from "./set-timezone.ts"
 import type { ToolDefinition } from "./tool.ts"
 import { createWebSearchTool, WEB_SEARCH } from "./web-search.ts"
 import { createWriteFileTool, type WriteFileSettings } from "./write-file.ts"
@@ -30,12 +32,14 @@ export function allTools(workers: readonly WorkerType[], settings: ToolSettings)
     createDelegateTool(workers),
     replyTool,
     rememberTool,
+    forgetTool,
     askUserTool,
     listTasksTool,
     cancelTaskTool,
     getRecentHistoryTool,
     getHistoryByTimeTool,
     searchMemoryTool,
+    setTimeZoneTool,
     scheduleTool,
     createFetchUrlTool(settings.fetch),
     readFileTool,

@@ -37,6 +37,8 @@ export type SlackApi = {
   messages: SlackMessage[]
   /** Every Web API call as received, failed ones included. */
   calls: Call[]
+  /** users.info's `tz` per Slack user id; a user not listed has Slack's default zone. */
+  userZones: Map<string, string>
   socket: SocketModeServer
   /** The next call of `method` (for which `when` holds, if given) fails this way instead of running; several queue up. */
   failNext(method: string, failure: Failure, when?: (params: Params) => boolean): void
@@ -82,6 +84,7 @@ export async function startSlackApi(options: { team?: string } = {}): Promise<Sl
   const appToken = `xapp-1-${randomBytes(8).toString("hex")}`
   const messages: SlackMessage[] = []
   const calls: Call[] = []
+  const userZones = new Map<string, string>()
   const failures = new Map<string, { failure: Failure; when: (params: Params) => boolean }[]>()
 
   const find = (params: Params) => {
@@ -116,6 +119,11 @@ export async function startSlackApi(options: { team?: string } = {}): Promise<Sl
       if (content.blocks !== undefined) updated.blocks = content.blocks.length > 0 ? content.blocks : undefined
       messages[index] = updated
       return { channel: updated.channel, ts: updated.ts, text: updated.text }
+    },
+    "users.info": (params) => {
+      const user = String(params.user ?? "")
+      if (!/^U\w+$/.test(user)) throw new ApiError("user_not_found")
+      return { user: { id: user, team_id: team, name: user.toLowerCase(), tz: userZones.get(user) ?? "America/Los_Angeles", tz_offset: 0 } }
     },
     "chat.delete": (params) => {
       requireChannel(params)
@@ -186,6 +194,7 @@ export async function startSlackApi(options: { team?: string } = {}): Promise<Sl
     botId,
     messages,
     calls,
+    userZones,
     socket,
     failNext(method, failure, when = () => true) {
       failures.set(method, [...(failures.get(method) ?? []), { failure, when }])
