@@ -266,9 +266,9 @@ describe("memory.md in the prompt", () => {
     for (const role of ["teller", "planner"]) {
       const system = systemOf(harness, role)[0]!
       expect(system).toMatch(/\n\n<memory>\n[^\n]+\n## 2026-03-01\n\nThe user lives in Berlin and prefers short answers.\n<\/memory>\n\n<env>/)
-      expect(system.indexOf("<memory>")).toBeGreaterThan(system.indexOf("# Role:"))
+      expect(system.indexOf("\n<memory>\n")).toBeGreaterThan(system.indexOf("# Role:"))
     }
-    expect(systemOf(harness, "worker")[0]).not.toContain("<memory>")
+    expect(systemOf(harness, "worker")[0]).not.toContain("\n<memory>\n")
     writeFileSync(join(folder, "memory.md"), "## 2026-03-02\n\nThe user lives in Munich.\n")
     await ask(harness, "again")
     expect(systemOf(harness, "teller").at(-1)).toContain("The user lives in Munich.")

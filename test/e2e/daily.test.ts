@@ -103,7 +103,7 @@ describe("Telegram: /timezone, /memory, correcting and forgetting", () => {
       expect(tellerSystems().at(-1)).toMatch(/time zone Europe\/Berlin/)
       expect(await answer("/memory")).toMatch(/memory\.md:\n\d{4}-\d\d-\d\d\n\nThe user lives in Berlin\./)
       expect(await answer("hi")).toBe("ok")
-      expect(tellerSystems().at(-1)).toContain("<memory>")
+      expect(tellerSystems().at(-1)).toContain("\n<memory>\n")
       expect(tellerSystems().at(-1)).toContain("The user lives in Berlin.")
 
       const corrected = await answer("I moved to Munich")
@@ -115,7 +115,7 @@ describe("Telegram: /timezone, /memory, correcting and forgetting", () => {
       expect(readFileSync(join(memory.folder(`telegram:${OWNER}`), "memory.md"), "utf8")).toBe("")
       expect(await answer("/memory")).toBe("I have no notes about you yet.")
       await answer("hi")
-      expect(tellerSystems().at(-1)).not.toContain("<memory>")
+      expect(tellerSystems().at(-1)).not.toContain("\n<memory>\n")
       expect(existsSync(join(memory.folder(`telegram:${OWNER}`), "memory.md"))).toBe(true)
     } finally {
       await memory.close()

@@ -37,7 +37,7 @@ export type SlackApi = {
   messages: SlackMessage[]
   /** Every Web API call as received, failed ones included. */
   calls: Call[]
-  /** users.info's `tz` per Slack user id; a user not listed has Slack's default zone. */
+  /** users.info's `tz` per Slack user id; a user not listed has none (as for a user Slack gives no zone). */
   userZones: Map<string, string>
   socket: SocketModeServer
   /** The next call of `method` (for which `when` holds, if given) fails this way instead of running; several queue up. */
@@ -123,7 +123,8 @@ export async function startSlackApi(options: { team?: string } = {}): Promise<Sl
     "users.info": (params) => {
       const user = String(params.user ?? "")
       if (!/^U\w+$/.test(user)) throw new ApiError("user_not_found")
-      return { user: { id: user, team_id: team, name: user.toLowerCase(), tz: userZones.get(user) ?? "America/Los_Angeles", tz_offset: 0 } }
+      const tz = userZones.get(user)
+      return { user: { id: user, team_id: team, name: user.toLowerCase(), ...(tz && { tz }) } }
     },
     "chat.delete": (params) => {
       requireChannel(params)
