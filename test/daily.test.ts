@@ -249,6 +249,25 @@ describe("/stop", () => {
   })
 })
 
+describe("/stop after the Planner finished", () => {
+  it("stops the workers it committed, and the ended batch wakes nobody", async () => {
+    harness = await startHarness(
+      byRole({
+        teller: (req) => (afterTool(req) ? { text: "" } : req.lastUserText.includes("<task-results>") ? say("results came") : { toolCalls: [{ name: "delegate", args: { prompt: req.lastUserText } }] }),
+        planner: (req) => (afterTool(req) ? { text: "dispatched" } : { toolCalls: [{ name: "delegate", args: { prompt: "slow" } }] }),
+        worker: () => ({ hang: true }),
+      }),
+    )
+    await harness.channel.say("big job")
+    const board = harness.app.supervisor.tasks
+    const worker = await waitFor(() => board.openIn("test:c1").find((task) => task.role === "worker" && task.status === "running"), 8000)
+    expect(await ask(harness, "/stop")).toBe(`Stopped 1 task (${worker.id}). Schedules stay; /pause one to hold it.`)
+    await harness.app.supervisor.idle()
+    expect((await harness.app.store.task(worker.id))!.status).toBe("cancelled")
+    expect(texts(harness)).toHaveLength(1)
+  })
+})
+
 describe("memory.md in the prompt", () => {
   it("is in the Teller's and Planner's system prompt after the role instructions, not the Worker's, and follows the note", async () => {
     harness = await startHarness(

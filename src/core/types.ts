@@ -142,7 +142,7 @@ export interface TriggerRecord {
   interval?: number
   /** recurring, instead of interval. */
   cron?: string
-  /** With cron: the IANA zone it is read in (default: the server's). */
+  /** With cron: the IANA zone it is read in (the schedule tool fills in the user's zone). */
   timezone?: string
   /** scheduled. */
   runAt?: string

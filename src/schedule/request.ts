@@ -35,7 +35,7 @@ export const ScheduleRequest = z
     type: z.enum(["recurring", "scheduled", "conditional"]),
     interval: z.number().int().min(60).optional().describe("recurring: seconds between runs, at least 60"),
     cron: CronExpression.optional().describe('recurring, instead of interval: a 5- or 6-field cron expression read as crontab reads it (L, W, # and @daily-style nicknames allowed), e.g. "0 9 * * 1-5"'),
-    timezone: TimeZone.optional().describe('With cron: the IANA time zone it is read in, e.g. "Europe/Berlin" (default: the server\'s)'),
+    timezone: TimeZone.optional().describe('With cron: the IANA time zone it is read in, e.g. "Europe/Berlin" (default: the user\'s time zone)'),
     runAt: z.iso.datetime({ offset: true }).optional().describe("scheduled: when to run, ISO 8601 with offset, in the future and at most a year ahead"),
     condition: Condition.optional().describe("conditional: runs each time this becomes true"),
     cooldown: z.number().int().min(0).optional().describe("conditional: seconds to wait after a run before reacting again (default 0)"),

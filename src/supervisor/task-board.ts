@@ -192,7 +192,8 @@ export class TaskBoard implements TaskCapability {
    *  committed; their results wake nobody. Returns the ids stopped. */
   async stopAll(conversation: ConversationId, reason: string): Promise<string[]> {
     const open = this.openIn(conversation)
-    for (const task of open) this.silenced.add(task.id)
+    // The batch heads are what report: the tasks themselves, or the Planner that committed them.
+    for (const task of open) this.silenced.add(isBatchHead(task) ? task.id : task.parentTaskId!)
     const stopped: string[] = []
     for (const task of open) if (await this.abort(task.id, reason)) stopped.push(task.id)
     return stopped
