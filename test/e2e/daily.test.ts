@@ -1,7 +1,8 @@
 /**
- * Issue 14 items 6 and 11 end to end: Slack's user zone from users.info (real Bolt over HTTP,
- * fake Web API), and on Telegram (real grammY, fake Bot API) /timezone, remember → /memory →
- * a correction → forget → /memory over real memory files, with a scripted model over HTTP.
+ * Issue 14 items 6-11 end to end: Slack's user zone from users.info (real Bolt over HTTP, fake
+ * Web API); on Telegram (real grammY, fake Bot API) a quiet schedule, /pause, /resume, /stop,
+ * /timezone, and remember → /memory → a correction → forget → /memory over real memory files,
+ * with a scripted model over HTTP.
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -10,10 +11,10 @@ import pino from "pino"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { SlackChannel } from "../../adapters/slack/slack.ts"
 import { TelegramChannel } from "../../adapters/telegram/telegram.ts"
-import { startApp, type App } from "../../src/app.ts"
+import { startApp, type App, type SupervisorMemory } from "../../src/app.ts"
 import { loadConfig } from "../../src/config/config.ts"
 import { Memory } from "../../src/memory/memory.ts"
-import { byRole, startModelServer, type ChatRequest, type ModelServer, type Reply } from "../fakes/model-server.ts"
+import { byRole, startModelServer, type ChatRequest, type ModelServer, type Reply, type Script } from "../fakes/model-server.ts"
 import { dmEvent, eventCallback, EventSender, startSlackApi, type SlackApi } from "../fakes/slack-api.ts"
 import { startTelegramApi, textUpdate, type TelegramApi } from "../fakes/telegram-api.ts"
 import { ListMemory } from "../support/harness.ts"
@@ -85,18 +86,66 @@ describe("Telegram: /timezone, /memory, correcting and forgetting", () => {
     return say("ok")
   }
 
-  it("sets the zone with /timezone; remembers, shows, corrects and forgets a fact, and the Teller's prompt follows memory.md", async () => {
-    server = await startModelServer(byRole({ teller }))
+  /** Steward with the Telegram channel and `memory`, answering through the scripted model. */
+  async function start(script: Script, memory: SupervisorMemory = new ListMemory()): Promise<App> {
+    server = await startModelServer(script)
     const config = loadConfig({ DATA_DIR: dataDir, MODEL: "openai-compatible:scripted", OPENAI_COMPATIBLE_BASE_URL: server.url, MODEL_MAX_RETRIES: "1", ALLOWED_USERS: `telegram:${OWNER}`, TELEGRAM_BOT_TOKEN: api.token, TELEGRAM_API_ROOT: api.apiRoot })
-    const memory = new Memory({ dir: join(dataDir, "memory"), scope: "user", watch: false })
     app = await startApp(config, log(), [new TelegramChannel({ ...config.telegram, botToken: api.token }, log())], memory)
-    const answer = async (text: string): Promise<string> => {
-      const before = textsIn().length
-      api.pushUpdate(textUpdate(OWNER, OWNER, text))
-      await api.waitFor(() => textsIn().length > before, 10_000)
-      await app!.supervisor.idle()
-      return textsIn()[before]!
-    }
+    return app
+  }
+
+  /** Sends `text` and resolves with the first message Steward sent after it, once idle. */
+  async function answer(text: string): Promise<string> {
+    const before = textsIn().length
+    api.pushUpdate(textUpdate(OWNER, OWNER, text))
+    await api.waitFor(() => textsIn().length > before, 10_000)
+    await app!.supervisor.idle()
+    return textsIn()[before]!
+  }
+
+  it("runs a quiet schedule that posts nothing, pauses and resumes a schedule by id prefix, and /stop ends a task", async () => {
+    const worker = { calls: 0 }
+    await start(
+      byRole({
+        teller: (req) => {
+          if (afterTool(req)) return { text: "" }
+          if (req.lastUserText.includes("<task-results>")) return say(`report: ${/status="(\w+)"/.exec(req.lastUserText)?.[1]}`)
+          return { toolCalls: [{ name: "delegate", args: { prompt: req.lastUserText } }] }
+        },
+        planner: (req) => {
+          if (afterTool(req)) return { text: "planned" }
+          if (req.lastUserText === "slow") return { hang: true }
+          if (req.lastUserText === "watch the site") return { toolCalls: [{ name: "schedule", args: { prompt: "check the site", type: "scheduled", runAt: new Date(Date.now() + 1500).toISOString(), quiet: true } }] }
+          return { toolCalls: [{ name: "schedule", args: { prompt: "hourly digest", type: "recurring", interval: 3600 } }] }
+        },
+        worker: () => ((worker.calls += 1), { text: "NO_REPORT" }),
+      }),
+    )
+    expect(await answer("watch the site")).toBe("report: completed")
+    const [quiet] = await app!.store.triggers()
+    await api.waitFor(() => worker.calls > 0, 8000)
+    await app!.supervisor.idle()
+    await app!.supervisor.scheduler.settled()
+    expect(await app!.store.firingsOf(quiet!.id)).toEqual([expect.objectContaining({ status: "ran", nothingToReport: true })])
+    expect(textsIn()).toEqual(["report: completed"])
+
+    await answer("every hour")
+    const digest = (await app!.store.triggers()).find((t) => t.prompt === "hourly digest")!
+    const prefix = digest.id.slice(0, 16)
+    expect(await answer(`/pause ${prefix}`)).toBe(`Paused ${digest.id}: it will not run until you /resume it.`)
+    expect(await answer("/tasks")).toContain(`${digest.id} — schedule (recurring), paused`)
+    expect(await answer(`/resume ${prefix}`)).toMatch(new RegExp(`^Resumed ${digest.id}: next run .+\\. Runs missed while paused are not caught up\\.$`))
+
+    api.pushUpdate(textUpdate(OWNER, OWNER, "slow"))
+    const planner = await api.waitFor(() => app!.supervisor.tasks.openIn(`telegram:${OWNER}`).find((t) => t.status === "running"), 8000)
+    expect(await answer("/stop")).toBe(`Stopped 1 task (${planner.id}). Schedules stay; /pause one to hold it.`)
+    expect((await app!.store.task(planner.id))!.status).toBe("cancelled")
+    expect(textsIn().at(-1)).toMatch(/^Stopped 1 task/)
+  })
+
+  it("sets the zone with /timezone; remembers, shows, corrects and forgets a fact, and the Teller's prompt follows memory.md", async () => {
+    const memory = new Memory({ dir: join(dataDir, "memory"), scope: "user", watch: false })
+    await start(byRole({ teller }), memory)
     try {
       expect(await answer("/timezone Europe/Berlin")).toMatch(/^Your time zone is now Europe\/Berlin/)
       expect(await answer("remember that I live in Berlin")).toBe('remember: {"path":"memory.md"}')
