@@ -13,6 +13,7 @@ import type { Channel, ChannelHandlers } from "../src/channel/channel.ts"
 import type { InboundMessage, OutgoingMessage } from "../src/core/types.ts"
 import { loadConfig } from "../src/config/config.ts"
 import { Figures } from "./figures.ts"
+import { noMemory } from "./no-memory.ts"
 
 /** Sessions are kept to a typical chat's size (≤ 40 messages): the AI SDK validates every
  *  message of the prompt on every call, so a turn's cost grows with its session. */
@@ -89,7 +90,7 @@ export async function runCoreBench(figures: Figures): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), "steward-bench-"))
   const config = loadConfig({ DATA_DIR: dataDir, MODEL: "openai-compatible:instant", OPENAI_COMPATIBLE_BASE_URL: "http://127.0.0.1:9/v1", ALLOWED_USERS: "*", WORKER_CONCURRENCY: "8" })
   const channel = new BenchChannel()
-  const memory = { remember: async () => ({ path: "" }), search: async () => [], recordCompaction: async () => {} }
+  const memory = noMemory
   const model = instantModel()
   const app = await startApp(config, pino({ level: process.env.BENCH_LOG ?? "silent" }, pino.destination(2)), [channel], memory, () => model)
   try {

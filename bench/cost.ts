@@ -15,6 +15,7 @@ import { startApp, type App } from "../src/app.ts"
 import type { Channel, ChannelHandlers } from "../src/channel/channel.ts"
 import type { InboundMessage } from "../src/core/types.ts"
 import { loadConfig } from "../src/config/config.ts"
+import { noMemory } from "./no-memory.ts"
 import { Figures } from "./figures.ts"
 
 const PREFIX_TURNS = 300
@@ -207,11 +208,10 @@ async function withApp(use: (app: App, channel: BenchChannel, words: Words) => P
   const dataDir = mkdtempSync(join(tmpdir(), "steward-bench-cost-"))
   const config = loadConfig({ DATA_DIR: dataDir, MODEL: "openai-compatible:scripted", OPENAI_COMPATIBLE_BASE_URL: "http://127.0.0.1:9/v1", ALLOWED_USERS: "*" })
   const channel = new BenchChannel()
-  const memory = { remember: async () => ({ path: "" }), search: async () => [], recordCompaction: async () => {} }
   const words = new Words()
   const calls: Calls = { all: 0, teller: new TellerRequests() }
   const model = chatModel(words, calls)
-  const app = await startApp(config, pino({ level: process.env.BENCH_LOG ?? "silent" }, pino.destination(2)), [channel], memory, () => model)
+  const app = await startApp(config, pino({ level: process.env.BENCH_LOG ?? "silent" }, pino.destination(2)), [channel], noMemory, () => model)
   try {
     await use(app, channel, words)
     return calls

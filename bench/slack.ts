@@ -17,6 +17,7 @@ import { scriptedModel } from "../test/support/mock-model.ts"
 import type { ChannelHandlers } from "../src/channel/channel.ts"
 import type { Figures } from "./figures.ts"
 import type { Burst, LoadInput } from "./slack-load.ts"
+import { noMemory } from "./no-memory.ts"
 
 const CONCURRENT = 200
 const WARM_UP_ROUNDS = 2
@@ -57,7 +58,7 @@ export async function runSlackBench(figures: Figures): Promise<void> {
   })
   const channel = new CountingSlackChannel({ ...config.slack, botToken: api.botToken }, log, { host: "127.0.0.1", port: 0 })
   const model = scriptedModel((call) => (call.lastToolResults.length > 0 ? { text: "" } : { toolCalls: [{ name: "reply", args: { text: `ok: ${call.lastUserText}` } }] }))
-  const memory = { remember: async () => ({ path: "" }), search: async () => [], recordCompaction: async () => {} }
+  const memory = noMemory
   let app: App | undefined
   let load: Worker | undefined
   try {

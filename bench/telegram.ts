@@ -15,6 +15,7 @@ import { loadConfig } from "../src/config/config.ts"
 import { startTelegramApi, textUpdate, type TelegramApi } from "../test/fakes/telegram-api.ts"
 import { scriptedModel } from "../test/support/mock-model.ts"
 import type { Figures } from "./figures.ts"
+import { noMemory } from "./no-memory.ts"
 
 const WARM_UP_UPDATES = 200
 const UPDATES = 2000
@@ -51,7 +52,7 @@ export async function runTelegramBench(figures: Figures): Promise<void> {
   const config = loadConfig({ DATA_DIR: dataDir, MODEL: "openai-compatible:instant", OPENAI_COMPATIBLE_BASE_URL: "http://127.0.0.1:9/v1", ALLOWED_USERS: "*", TELEGRAM_BOT_TOKEN: api.token, TELEGRAM_API_ROOT: api.apiRoot })
   const channel = counting(new TelegramChannel({ ...config.telegram, botToken: api.token }, log))
   const model = scriptedModel((call) => (call.lastToolResults.length > 0 ? { text: "" } : { toolCalls: [{ name: "reply", args: { text: `ok: ${call.lastUserText}` } }] }))
-  const memory = { remember: async () => ({ path: "" }), search: async () => [], recordCompaction: async () => {} }
+  const memory = noMemory
   const app = await startApp(config, log, [channel], memory, () => model)
   try {
     await deliver(api, channel, WARM_UP_UPDATES)

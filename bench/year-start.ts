@@ -3,10 +3,11 @@
 import pino from "pino"
 import { startApp } from "../src/app.ts"
 import { loadConfig } from "../src/config/config.ts"
+import { noMemory } from "./no-memory.ts"
 
 const dataDir = process.argv[2]!
 const config = loadConfig({ DATA_DIR: dataDir, MODEL: "openai-compatible:instant", OPENAI_COMPATIBLE_BASE_URL: "http://127.0.0.1:9/v1", ALLOWED_USERS: "*", WORKER_CONCURRENCY: "1" })
-const memory = { remember: async () => ({ path: "" }), search: async () => [], recordCompaction: async () => {} }
+const memory = noMemory
 const started = performance.now()
 const app = await startApp(config, pino({ level: "silent" }), [], memory)
 const ms = performance.now() - started

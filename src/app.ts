@@ -108,7 +108,9 @@ function readPermissions(path: string) {
   }
 }
 
-export type SupervisorMemory = MemoryService & { recordCompaction(user: string, summary: string): Promise<void> }
+/** The memory service, plus what the Supervisor needs of its files: the folder of a user's notes
+ *  (memory.md for the prompt, /memory, forget — src/memory/edit.ts). */
+export type SupervisorMemory = MemoryService & { recordCompaction(user: string, summary: string): Promise<void>; folder(user: string): string }
 
 /** One model instance per agent: a worker type may name its own in its front matter. */
 function modelFor(config: Config, metrics?: ModelCallSink) {

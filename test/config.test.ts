@@ -86,6 +86,12 @@ describe("loadConfig", () => {
     expect(errorOf({ ...BASE, HOOKS_HOST: "not a host" }).message).toMatch(/^HOOKS_HOST: expected an address to listen on/)
   })
 
+  it("takes DEFAULT_TIMEZONE as an IANA zone, defaulting to the server's, and refuses anything else", () => {
+    expect(loadConfig(BASE).defaultTimeZone).toBe(Intl.DateTimeFormat().resolvedOptions().timeZone)
+    expect(loadConfig({ ...BASE, DEFAULT_TIMEZONE: "Australia/Lord_Howe" }).defaultTimeZone).toBe("Australia/Lord_Howe")
+    expect(errorOf({ ...BASE, DEFAULT_TIMEZONE: "Berlin" }).message).toMatch(/^DEFAULT_TIMEZONE: expected an IANA time zone, e.g. "Europe\/Berlin"/)
+  })
+
   it("requires the secrets that guard the chat endpoints", () => {
     const telegram = errorOf({ ...BASE, TELEGRAM_BOT_TOKEN: "1:x", TELEGRAM_WEBHOOK_URL: "https://bot.example.com/tg" })
     expect(telegram.variable).toBe("TELEGRAM_WEBHOOK_SECRET")

@@ -111,7 +111,7 @@ describe("access and pairing", () => {
 describe("commands", () => {
   it("lists built-in and file commands for the channel's menu", async () => {
     harness = await startHarness(byRole({ teller: echo }))
-    expect(harness.channel.commands.map((c) => c.name)).toEqual(["tasks", "cancel", "new", "pairing", "recap", "research"])
+    expect(harness.channel.commands.map((c) => c.name)).toEqual(["tasks", "cancel", "new", "pairing", "pause", "resume", "stop", "timezone", "memory", "recap", "research"])
   })
 
   it("/tasks and /cancel act on this conversation's tasks without a model", async () => {

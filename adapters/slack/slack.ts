@@ -16,6 +16,7 @@ import { AckFirstReceiver } from "./receiver.ts"
 import { renderSlack, SLACK_LIMIT } from "./render.ts"
 import { chatCommandOf, inboundOfCommand, SLASH_COMMAND, slashHelp } from "./slash.ts"
 import { SocketWatchdog } from "./watchdog.ts"
+import { SlackUserZones } from "./user-zones.ts"
 
 export interface SlackChannelOptions {
   /** The address the HTTP receiver binds (default: every interface). */
@@ -73,6 +74,7 @@ export class SlackChannel implements Channel {
   private readonly web: webApi.WebClient
   private readonly clientOptions: webApi.WebClientOptions
   private readonly progressMessages: ReturnType<typeof progressMessages>
+  private readonly userZones: SlackUserZones
   private app?: App
   private watchdog?: SocketWatchdog
   private readonly connection = new ConnectionHealth()
@@ -99,6 +101,7 @@ export class SlackChannel implements Channel {
     }
     this.web = new webApi.WebClient(config.botToken, this.clientOptions)
     this.progressMessages = progressMessages(this.web, log, options.progressEditIntervalMs)
+    this.userZones = new SlackUserZones(this.web, log)
   }
 
   /** The port the HTTP receiver listens on, once started in HTTP mode. */
@@ -239,7 +242,8 @@ export class SlackChannel implements Channel {
     const handed = (this.handing.get(conversation) ?? Promise.resolve())
       // After the I/O already read: in a burst, the other events' acknowledgements go out before this one's work starts.
       .then(() => new Promise((resolve) => setImmediate(resolve)))
-      .then(() => handlers.onMessage(message))
+      .then(() => this.userZones.zoneOf(message.user.slice("slack:".length)))
+      .then((timezone) => handlers.onMessage(timezone === undefined ? message : { ...message, timezone }))
       .catch((error: unknown) => this.log.error({ err: error, conversation, eventId: message.eventId }, "could not take a Slack message"))
     this.handing.set(conversation, handed)
     void handed.then(() => {

@@ -1,34 +1,24 @@
 import type { ModelMessage } from "ai"
+import { isoInZone, longLocalTime } from "../user/time-zone.ts"
 
 const ENV_OPEN = "<env>"
-
-const timeZone = Intl.DateTimeFormat().resolvedOptions().timeZone
-// Creating a formatter is slow; the process's time zone does not change while it runs.
-const localTime = new Intl.DateTimeFormat("en-GB", { timeZone, dateStyle: "full", timeStyle: "long" })
+const SERVER_ZONE = Intl.DateTimeFormat().resolvedOptions().timeZone
 
 /**
  * The facts a model cannot know by itself: without them "tomorrow at 9" cannot be scheduled.
  * They change with every message, so the loop puts them before each new input, never in the
- * system prompt, whose bytes must stay the same for a provider's prompt cache.
+ * system prompt, whose bytes must stay the same for a provider's prompt cache. `timeZone` is
+ * the user's (src/user/profiles.ts), so "today" is their day.
  */
-export function environment(now: Date, where: { conversation: string; user: string }): string {
-  const local = localTime.format(now)
+export function environment(now: Date, where: { conversation: string; user: string }, timeZone = SERVER_ZONE): string {
   return [
     ENV_OPEN,
-    `  Current time: ${local} (time zone ${timeZone}; ISO ${isoWithOffset(now)})`,
+    `  Current time: ${longLocalTime(now, timeZone)} (time zone ${timeZone}; ISO ${isoInZone(now, timeZone)})`,
     `  Channel: ${where.conversation.split(":")[0]}`,
     `  Conversation: ${where.conversation}`,
     `  User: ${where.user}`,
     "</env>",
   ].join("\n")
-}
-
-function isoWithOffset(now: Date): string {
-  const offset = -now.getTimezoneOffset()
-  const local = new Date(now.getTime() + offset * 60_000).toISOString().slice(0, 19)
-  const sign = offset >= 0 ? "+" : "-"
-  const abs = Math.abs(offset)
-  return `${local}${sign}${String(Math.floor(abs / 60)).padStart(2, "0")}:${String(abs % 60).padStart(2, "0")}`
 }
 
 /** The environment message the loop puts before new input: not a turn of its own. */

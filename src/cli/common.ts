@@ -1,6 +1,7 @@
 import type { Command } from "commander"
 import { NewerDataError } from "../store/migrations.ts"
 import { Store } from "../store/store.ts"
+import { MIN_PREFIX, resolveId as resolveIdPrefix } from "../supervisor/id-prefix.ts"
 import { dataDirOf, loadConfig, type Config } from "../config/config.ts"
 
 /** A command that could not do what was asked: `steward: <message>` on stderr and this exit code. */
@@ -14,7 +15,6 @@ export class CliError extends Error {
 }
 
 /** The shortest id prefix a command takes: shorter ones match too much by accident. */
-export const MIN_PREFIX = 4
 
 /** Whether `--json` (an option of the whole program) was given. */
 export function wantsJson(command: Command): boolean {
@@ -33,14 +33,13 @@ export function table(headers: string[], rows: string[][]): string {
   return line(headers.map((header) => header.toUpperCase())) + rows.map(line).join("")
 }
 
-/** The one id that starts with `prefix` (at least MIN_PREFIX characters). */
+/** The one id that `prefix` names, by the same rule as in chat (an id, or a unique prefix of at
+ *  least MIN_PREFIX characters); a prefix too short is a usage mistake (exit 2). */
 export function resolveId(ids: readonly string[], prefix: string, what: string): string {
-  if (prefix.length < MIN_PREFIX) throw new CliError(`give at least ${MIN_PREFIX} characters of the ${what} id`, 2)
-  const wanted = prefix.toUpperCase()
-  const found = ids.filter((id) => id.toUpperCase().startsWith(wanted))
-  if (found.length === 0) throw new CliError(`no ${what} ${prefix}`)
-  if (found.length > 1) throw new CliError(`${prefix} matches ${found.length} ${what}s (${found.slice(0, 3).join(", ")}…); give more of the id`)
-  return found[0]!
+  if (prefix.trim().length < MIN_PREFIX) throw new CliError(`give at least ${MIN_PREFIX} characters of the ${what} id`, 2)
+  const found = resolveIdPrefix(prefix, ids, what)
+  if ("error" in found) throw new CliError(found.error)
+  return found.id
 }
 
 /** Opens the data folder's store for one command; data from a newer Steward is refused (exit 2). */

@@ -28,9 +28,9 @@ export function registerStatus(program: Command): void {
           if (task.status === "queued") queue.queued++
           else queue.running++
         }
-        const triggers = (await store.liveTriggers()).filter((t) => t.status === "active")
+        const triggers = (await store.liveTriggers()).filter((t) => t.status === "active" || t.status === "paused")
         const next = triggers
-          .filter((t) => !t.paused && t.nextRunAt)
+          .filter((t) => t.status === "active" && t.nextRunAt)
           .sort((a, b) => Date.parse(a.nextRunAt!) - Date.parse(b.nextRunAt!))
           .slice(0, NEXT_TRIGGERS)
           .map((t) => ({ id: t.id, nextRunAt: t.nextRunAt!, prompt: t.prompt }))
@@ -41,8 +41,8 @@ export function registerStatus(program: Command): void {
           dataDir,
           channels,
           queues,
-          activeTriggers: triggers.length,
-          pausedTriggers: triggers.filter((t) => t.paused).length,
+          activeTriggers: triggers.filter((t) => t.status === "active").length,
+          pausedTriggers: triggers.filter((t) => t.status === "paused").length,
           nextTriggers: next,
           outboxBacklog: (await store.unsentOutbox()).length,
           pendingControls: (await store.pendingControls()).length,

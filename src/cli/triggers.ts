@@ -10,23 +10,19 @@ function cadence(trigger: TriggerRecord): string {
   return `when ${JSON.stringify(trigger.condition)}`
 }
 
-export function stateOf(trigger: TriggerRecord): string {
-  return trigger.status === "active" && trigger.paused ? "paused" : trigger.status
-}
-
 export function registerTriggers(program: Command): void {
   program
     .command("triggers")
     .description("list schedules: active and paused ones (--all: ended too)")
     .option("--all", "include ended and cancelled schedules")
     .action(async (options: { all?: boolean }, command: Command) => {
-      const triggers = await withStore(async (store) => (await store.triggers()).filter((t) => options.all || t.status === "active"))
+      const triggers = await withStore(async (store) => (await store.triggers()).filter((t) => options.all || t.status === "active" || t.status === "paused"))
       print(command, triggers, () =>
         triggers.length === 0
           ? "no schedules\n"
           : table(
               ["id", "state", "kind", "when", "next", "user", "prompt"],
-              triggers.map((t) => [t.id, stateOf(t), t.kind, clip(cadence(t), 40), when(t.nextRunAt), t.user, clip(t.prompt, 50)]),
+              triggers.map((t) => [t.id, t.status, t.kind, clip(cadence(t), 40), when(t.nextRunAt), t.user, clip(t.prompt, 50)]),
             ),
       )
     })

@@ -22,6 +22,11 @@ export interface FileCommand {
 export type Parsed =
   | { kind: "tasks" }
   | { kind: "cancel"; id: string | undefined }
+  | { kind: "pause"; id: string | undefined }
+  | { kind: "resume"; id: string | undefined }
+  | { kind: "stop" }
+  | { kind: "timezone"; zone: string | undefined }
+  | { kind: "memory" }
   | { kind: "new" }
   | { kind: "pairing"; args: string[] }
   | { kind: "file"; command: FileCommand; prompt: string }
@@ -33,6 +38,11 @@ export const BUILT_IN: CommandInfo[] = [
   { name: "cancel", description: "Cancel a task or schedule: /cancel <id>" },
   { name: "new", description: "Start a fresh conversation (the old one stays in memory)" },
   { name: "pairing", description: "Owner only: /pairing approve <code>, /pairing list", ownerOnly: true },
+  { name: "pause", description: "Pause a schedule: /pause <id>" },
+  { name: "resume", description: "Resume a paused schedule (without catching up): /resume <id>" },
+  { name: "stop", description: "Stop everything running in this conversation: the reply and all tasks" },
+  { name: "timezone", description: "Show or set your time zone: /timezone Europe/Berlin" },
+  { name: "memory", description: "Show what I remember about you (memory.md and the latest notes)" },
 ]
 
 const FrontMatter = z
@@ -82,6 +92,15 @@ export function parseCommand(text: string, commands: readonly FileCommand[], wor
       return { kind: "tasks" }
     case "cancel":
       return { kind: "cancel", id: args[0] }
+    case "pause":
+    case "resume":
+      return { kind: name, id: args[0] }
+    case "stop":
+      return { kind: "stop" }
+    case "timezone":
+      return { kind: "timezone", zone: args[0] }
+    case "memory":
+      return { kind: "memory" }
     case "new":
       return { kind: "new" }
     case "pairing":

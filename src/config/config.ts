@@ -1,5 +1,6 @@
 import { resolve } from "node:path"
 import { z } from "zod"
+import { isTimeZone } from "../schedule/cron.ts"
 import { allowHostsSchema, type AllowList } from "../web/address-policy.ts"
 
 export const PROVIDERS = ["openai", "anthropic", "openai-compatible"] as const
@@ -58,6 +59,8 @@ export interface Config {
     apiUrl?: string
   }
   memoryScope: "user" | "shared"
+  /** The IANA zone of a user who has none of their own (DEFAULT_TIMEZONE; default: the server's). */
+  defaultTimeZone: string
   /** Each user's file workspace: how much it may hold. */
   workspace: { quotaBytes: number }
   /** fetch_url: how much of a body it reads, and which non-public hosts it may reach. */
@@ -202,6 +205,10 @@ const schema = z.object({
   SLACK_PORT: port().default(3000),
   SLACK_API_URL: httpUrl().optional(),
   MEMORY_SCOPE: z.enum(["user", "shared"], "expected user or shared").default("user"),
+  DEFAULT_TIMEZONE: z
+    .string()
+    .refine(isTimeZone, 'expected an IANA time zone, e.g. "Europe/Berlin"')
+    .default(() => Intl.DateTimeFormat().resolvedOptions().timeZone),
   WORKSPACE_MAX_MB: wholeNumber(1, 1024 * 1024).default(500),
   // 5 MiB holds any article; the cap keeps a worker from pulling a video or a data dump into memory.
   FETCH_MAX_BYTES: wholeNumber(1024, 1024 ** 3).default(5 * 1024 * 1024),
@@ -353,6 +360,7 @@ function toConfig(vars: Vars, models: Config["models"]): Config {
       apiUrl: vars.SLACK_API_URL,
     },
     memoryScope: vars.MEMORY_SCOPE,
+    defaultTimeZone: vars.DEFAULT_TIMEZONE,
     workspace: { quotaBytes: vars.WORKSPACE_MAX_MB * 1024 * 1024 },
     fetch: { maxBytes: vars.FETCH_MAX_BYTES, allowHosts: vars.FETCH_ALLOW_HOSTS },
     hooks: { token: vars.HOOKS_TOKEN, host: vars.HOOKS_HOST, port: vars.HOOKS_PORT },

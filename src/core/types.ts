@@ -36,6 +36,8 @@ export interface InboundMessage {
   eventId?: string
   /** A button press: the `id` of the pressed button as the core gave it in `OutgoingMessage`. */
   action?: string
+  /** The user's IANA time zone, when the platform knows it (Slack's `users.info` → `user.tz`). */
+  timezone?: string
   /** Files that came with the message (`text` is then its caption, possibly ""). The core
    *  decides whether and where to save them; the adapter only knows how to fetch them. */
   attachments?: InboundAttachment[]
@@ -158,6 +160,8 @@ export interface TaskRecord {
   command?: string
   /** Batch head (a task nobody committed): the Teller has been woken with the batch's results. */
   reported?: boolean
+  /** The run of a quiet trigger: a result of exactly NO_REPORT wakes nobody. */
+  quiet?: boolean
 }
 
 // ── triggers ─────────────────────────────────────────────────────────────────────
@@ -184,7 +188,7 @@ export interface TriggerRecord {
   interval?: number
   /** recurring, instead of interval. */
   cron?: string
-  /** With cron: the IANA zone it is read in (default: the server's). */
+  /** With cron: the IANA zone it is read in (the schedule tool fills in the user's zone). */
   timezone?: string
   /** scheduled. */
   runAt?: string
@@ -203,7 +207,10 @@ export interface TriggerRecord {
   maxLateness: number
   /** A conversation to report to instead of the creating one (validated by the host). */
   target?: ConversationId
-  status: "active" | "ended" | "cancelled"
+  /** A run whose result is exactly NO_REPORT posts nothing ("ran, nothing to report"). */
+  quiet?: boolean
+  /** paused: no timers and no condition watch until resumed (which does not catch up). */
+  status: "active" | "paused" | "ended" | "cancelled"
   /** Why it ended, when not by firing its last run. */
   endReason?: string
   /** recurring and scheduled: the due time the engine waits for. A due time found in the past
@@ -217,8 +224,6 @@ export interface TriggerRecord {
   runningFiringId?: string
   /** That run's task, once the host has created it. */
   runningTaskId?: string
-  /** Paused by the owner (`steward trigger pause`): active, but not due and not listening. */
-  paused?: boolean
   createdAt: string
   /** `${sessionId}:${callId}` of the schedule call: a replayed call finds its trigger. */
   origin: string
@@ -241,6 +246,8 @@ export interface FiringRecord {
   status: "fired" | "ran" | "delivered" | "failed" | "skipped"
   /** The platform's id of the report. */
   messageId?: string
+  /** A quiet trigger's run answered NO_REPORT: it ran and nothing was posted. */
+  nothingToReport?: boolean
   error?: string
 }
 

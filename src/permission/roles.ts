@@ -25,7 +25,7 @@ const denyAll: Rule = { permission: "*", pattern: "*", action: "deny" }
  * the chain one level deep and the teller free of long-running work.
  */
 export const defaults: Record<Role, Ruleset> = {
-  teller: [denyAll, allow("delegate", "planner"), allow("reply"), allow("send_file"), allow("remember"), allow("ask_user"), allow("list_tasks"), allow("cancel_task")],
+  teller: [denyAll, allow("delegate", "planner"), allow("reply"), allow("send_file"), allow("remember"), allow("forget"), allow("set_timezone"), allow("ask_user"), allow("list_tasks"), allow("cancel_task")],
   planner: [
     denyAll,
     allow("delegate"),

@@ -1,7 +1,7 @@
 import type { FiringRecord, TriggerRecord } from "../core/types.ts"
-import { cronCadence, intervalCadence, onceCadence, type Cadence } from "./cadence.ts"
-import { parseCron, type CronSchedule } from "./cron.ts"
+import type { Cadence } from "./cadence.ts"
 import { timerAt } from "./timer.ts"
+import { cadenceFor } from "./trigger-changes.ts"
 import type { TriggerTable } from "./trigger-table.ts"
 import type { ConditionWaits } from "./waits.ts"
 
@@ -35,7 +35,7 @@ export class DueTimes {
 
   /** Makes an active trigger wait for its next due time or condition; stops an ended one. */
   arm(trigger: TriggerRecord): void {
-    if (trigger.status !== "active" || trigger.paused) return this.disarm(trigger.id)
+    if (trigger.status !== "active") return this.disarm(trigger.id)
     this.stops.get(trigger.id)?.()
     this.stops.delete(trigger.id)
     if (trigger.kind === "conditional") {
@@ -77,7 +77,7 @@ export class DueTimes {
 
   private async timerDue(id: string): Promise<void> {
     const trigger = this.deps.table.get(id)
-    if (!trigger?.nextRunAt || trigger.status !== "active" || trigger.paused) return
+    if (!trigger?.nextRunAt || trigger.status !== "active") return
     // The latest due time reached: a timer that fired late (a sleeping machine) catches up once.
     const slot = this.cadenceOf(trigger).latest(new Date(trigger.nextRunAt), new Date())
     if (slot) await this.deps.onDue(id, slot, false)
@@ -86,7 +86,7 @@ export class DueTimes {
 
   private listen(id: string): void {
     const trigger = this.deps.table.get(id)
-    if (trigger?.status !== "active" || trigger.paused) return
+    if (trigger?.status !== "active") return
     this.deps.waits.watchTrigger(id, {
       condition: trigger.condition!,
       since: trigger.since!,
@@ -101,9 +101,7 @@ export class DueTimes {
   private cadenceOf(trigger: TriggerRecord): Cadence {
     let cadence = this.cadences.get(trigger.id)
     if (!cadence) {
-      if (trigger.cron) cadence = cronCadence(cronScheduleOf(trigger))
-      else if (trigger.interval) cadence = intervalCadence(new Date(trigger.createdAt), trigger.interval)
-      else cadence = onceCadence(new Date(trigger.runAt!))
+      cadence = cadenceFor(trigger)
       this.cadences.set(trigger.id, cadence)
     }
     return cadence
@@ -115,11 +113,4 @@ export class DueTimes {
 export function dueOutcome(trigger: TriggerRecord, late: number, afterDowntime: boolean): FiringRecord["outcome"] {
   if (!afterDowntime && late <= ON_TIME_MS) return "fired"
   return trigger.onMissed === "run-once" && late <= trigger.maxLateness * 1000 ? "missed_run" : "missed_skipped"
-}
-
-/** A stored trigger's cron expression, read again (it was checked when the trigger was made). */
-function cronScheduleOf(trigger: TriggerRecord): CronSchedule {
-  const read = parseCron(trigger.cron!, trigger.timezone)
-  if ("error" in read) throw new Error(read.error)
-  return read.schedule
 }

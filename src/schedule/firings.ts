@@ -83,7 +83,7 @@ export class Firings {
     if (!firing) return void this.log.warn({ firing: firingId }, "report of an unknown firing")
     const update = change(firing)
     const trigger = await this.table.find(firing.triggerId)
-    await this.table.save(trigger && { ...trigger, lastOutcome: update.status }, update)
+    await this.table.save(trigger && { ...trigger, lastOutcome: update.nothingToReport ? "ran, nothing to report" : update.status }, update)
     if (update.status !== firing.status) this.onFiring?.(update.status)
   }
 

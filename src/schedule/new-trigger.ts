@@ -35,6 +35,7 @@ export function newTrigger(valid: ScheduleRequest, where: TriggerOrigin): Trigge
     onMissed: valid.onMissed ?? "run-once",
     maxLateness: valid.maxLateness ?? DEFAULT_MAX_LATENESS_S,
     target: valid.target,
+    quiet: valid.quiet,
     status: "active",
     createdAt: now,
     origin: where.origin,

@@ -2,6 +2,9 @@ import { z } from "zod"
 import { Condition } from "./condition.ts"
 import { isTimeZone, parseCron } from "./cron.ts"
 
+/** What a quiet trigger's run answers when there is nothing to report. */
+export const NO_REPORT = "NO_REPORT"
+
 /** A run later than this is not worth doing any more; it also bounds the catch-up search. */
 const MAX_LATENESS_S = 86_400
 
@@ -32,7 +35,7 @@ export const ScheduleRequest = z
     type: z.enum(["recurring", "scheduled", "conditional"]),
     interval: z.number().int().min(60).optional().describe("recurring: seconds between runs, at least 60"),
     cron: CronExpression.optional().describe('recurring, instead of interval: a 5- or 6-field cron expression read as crontab reads it (L, W, # and @daily-style nicknames allowed), e.g. "0 9 * * 1-5"'),
-    timezone: TimeZone.optional().describe('With cron: the IANA time zone it is read in, e.g. "Europe/Berlin" (default: the server\'s)'),
+    timezone: TimeZone.optional().describe('With cron: the IANA time zone it is read in, e.g. "Europe/Berlin" (default: the user\'s time zone)'),
     runAt: z.iso.datetime({ offset: true }).optional().describe("scheduled: when to run, ISO 8601 with offset, in the future and at most a year ahead"),
     condition: Condition.optional().describe("conditional: runs each time this becomes true"),
     cooldown: z.number().int().min(0).optional().describe("conditional: seconds to wait after a run before reacting again (default 0)"),
@@ -40,6 +43,8 @@ export const ScheduleRequest = z
     onMissed: z.enum(["run-once", "skip"]).optional().describe('A run missed while Steward was down: "run-once" (default) catches up once if late by at most maxLateness, "skip" does not'),
     maxLateness: z.number().int().min(0).max(MAX_LATENESS_S).optional().describe("Seconds a missed run may be late and still run (default 3600)"),
     target: z.string().min(1).optional().describe("Conversation id to post the reports to (default: this conversation)"),
+    quiet: z.boolean().optional().describe(`true: a run that finds nothing worth telling answers exactly ${NO_REPORT} and nothing is posted (for checks like "tell me if the site is down")`),
+    triggerId: z.string().min(1).optional().describe("Id (or a unique prefix of at least 4 characters) of an existing schedule of this conversation: this request replaces its definition in place, keeping its history"),
   })
   .superRefine((request, ctx) => {
     const misplaced = (fields: Array<keyof typeof request>, type: string) => {

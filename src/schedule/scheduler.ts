@@ -6,8 +6,9 @@ import { dueOutcome, DueTimes } from "./due-times.ts"
 import { errorText, Firings } from "./firings.ts"
 import type { SchedulerHost } from "./host.ts"
 import { newTrigger, type TriggerOrigin } from "./new-trigger.ts"
-import { ScheduleRequest } from "./request.ts"
+import { runAtProblem, ScheduleRequest } from "./request.ts"
 import { SerialChain } from "./serial.ts"
+import { editedTrigger, pausedTrigger, resumedTrigger } from "./trigger-changes.ts"
 import { TriggerTable, type TriggerSummary } from "./trigger-table.ts"
 import { ConditionWaits } from "./waits.ts"
 
@@ -67,7 +68,7 @@ export class Scheduler {
     await this.chain.run(async () => {
       for (const trigger of this.table.all()) await this.firings.resumeRun(trigger)
       for (const trigger of this.table.all()) {
-        if (trigger.status !== "active" || trigger.paused) continue
+        if (trigger.status !== "active") continue
         // One trigger that cannot be re-armed (say, a cron expression a newer reading rejects)
         // must not keep the others from starting.
         await this.dueTimes.catchUp(trigger).catch((error) => this.end(this.table.get(trigger.id)!, `it could not be re-armed: ${errorText(error)}`))
@@ -115,26 +116,31 @@ export class Scheduler {
   cancel(id: string, conversation?: string): Promise<boolean> {
     return this.chain.run(async () => {
       const trigger = this.table.get(id)
-      if (!trigger || trigger.status !== "active" || (conversation !== undefined && trigger.conversation !== conversation)) return false
+      if (!trigger || (trigger.status !== "active" && trigger.status !== "paused") || (conversation !== undefined && trigger.conversation !== conversation)) return false
       await this.table.save({ ...trigger, status: "cancelled", nextRunAt: undefined, cooldownUntil: undefined })
       this.dueTimes.disarm(id)
       return true
     })
   }
 
-  /** Pauses an active trigger (its timer and condition stop; a run under way goes on) or resumes
-   *  it, a due time missed meanwhile handled like one missed while Steward was down. */
-  setPaused(id: string, paused: boolean): Promise<{ done: string } | { error: string }> {
-    return this.chain.run(async () => {
-      const trigger = this.table.get(id)
-      if (!trigger || trigger.status !== "active") return { error: `no active trigger ${id}` }
-      if ((trigger.paused ?? false) === paused) return { error: `trigger ${id} is already ${paused ? "paused" : "running"}` }
-      const { paused: _, ...running } = trigger
-      await this.table.save(paused ? { ...trigger, paused } : running)
-      if (paused) this.dueTimes.disarm(id)
-      else await this.dueTimes.catchUp(this.table.get(id)!)
-      return { done: `trigger ${id} ${paused ? "paused" : "resumed"}` }
-    })
+  /** Pauses an active trigger (of `conversation`, when given); the CLI's path too. Returns the
+   *  paused trigger, or why it could not be paused. See trigger-changes.ts. */
+  pauseTrigger(id: string, conversation?: string): Promise<TriggerRecord | string> {
+    return this.change(id, conversation, pausedTrigger)
+  }
+
+  /** Resumes a paused trigger from now, without catching up (see resumedTrigger). */
+  resumeTrigger(id: string, conversation?: string): Promise<TriggerRecord | string> {
+    return this.change(id, conversation, (trigger) => resumedTrigger(trigger))
+  }
+
+  /** Gives a trigger a new definition in place, keeping its id and firings (see editedTrigger). */
+  async editTrigger(id: string, request: ScheduleRequest, conversation?: string): Promise<TriggerRecord | string> {
+    const valid = ScheduleRequest.parse(request)
+    const late = valid.runAt === undefined ? undefined : runAtProblem(valid.runAt)
+    if (late) return late
+    if (valid.condition) await this.waits.learn(valid.condition)
+    return this.change(id, conversation, (trigger) => editedTrigger(trigger, valid))
   }
 
   /** The conversation's active triggers, oldest first. */
@@ -178,6 +184,11 @@ export class Scheduler {
   /** The firing's report was posted; `messageId` is the platform's id. */
   delivered(firingId: string, messageId: string): Promise<void> {
     return this.chain.run(() => this.firings.update(firingId, (firing) => ({ ...firing, status: firing.status === "failed" ? "failed" : "delivered", messageId })))
+  }
+
+  /** A quiet trigger's run answered NO_REPORT: nothing is posted, and its firing says so. */
+  nothingToReport(firingId: string): Promise<void> {
+    return this.chain.run(() => this.firings.update(firingId, (firing) => ({ ...firing, nothingToReport: true })))
   }
 
   /** The firing's report could not be posted (the host tells the owner's conversation). */
@@ -231,6 +242,21 @@ export class Scheduler {
     await this.table.save({ ...trigger, status: "ended", endReason: reason, nextRunAt: undefined, cooldownUntil: undefined })
     this.dueTimes.disarm(trigger.id)
     await this.firings.tell(trigger, `The schedule ${trigger.id} (“${trigger.prompt.slice(0, 80)}”) ended: ${reason}.`)
+  }
+
+  /** Writes a trigger's new record (made by `make` from the current one), then waits anew. */
+  private change(id: string, conversation: string | undefined, make: (trigger: TriggerRecord) => TriggerRecord | string): Promise<TriggerRecord | string> {
+    return this.chain.run(async () => {
+      const trigger = this.table.get(id)
+      if (!trigger || (conversation !== undefined && trigger.conversation !== conversation)) return `no schedule ${id} here`
+      const changed = make(trigger)
+      if (typeof changed === "string") return changed
+      await this.table.save(changed)
+      this.dueTimes.disarm(id)
+      this.dueTimes.arm(changed)
+      this.log.info({ trigger: id, status: changed.status, nextRunAt: changed.nextRunAt }, "trigger changed")
+      return changed
+    })
   }
 
   /** Work a timer started: nobody awaits it, so its failure is logged. */

@@ -62,7 +62,7 @@ export class TriggerTable {
   list(conversation: string): TriggerSummary[] {
     const now = Date.now()
     return this.all()
-      .filter((trigger) => trigger.conversation === conversation && trigger.status === "active")
+      .filter((trigger) => trigger.conversation === conversation && (trigger.status === "active" || trigger.status === "paused"))
       .map((trigger) => ({
         id: trigger.id,
         kind: trigger.kind,

@@ -54,6 +54,16 @@ export interface RaisedName {
   id: string
 }
 
+/** What Steward keeps about a user besides their memory (src/user/profiles.ts). */
+export interface ProfileRecord {
+  user: string
+  /** IANA zone; absent: DEFAULT_TIMEZONE. */
+  timeZone?: string
+  /** "user": set by the user, kept over what the platform reports. */
+  timeZoneSource?: "user" | "platform"
+  updatedAt: string
+}
+
 export interface SchemaRecord {
   version: number
 }
@@ -111,7 +121,7 @@ export const channelEntries = define<ChannelEntry>("channel_state", (entry) => `
 })
 export const triggers = define<TriggerRecord>("triggers", (trigger) => trigger.id, {
   // A trigger that ended while its last run goes on still needs the engine for that run.
-  live: (trigger) => (trigger.status === "active" || trigger.runningFiringId !== undefined ? { group: ALL, at: at(trigger.createdAt) } : undefined),
+  live: (trigger) => (trigger.status === "active" || trigger.status === "paused" || trigger.runningFiringId !== undefined ? { group: ALL, at: at(trigger.createdAt) } : undefined),
   origin: (trigger) => ({ group: trigger.origin, at: 0 }),
 })
 export const firings = define<FiringRecord>("firings", (firing) => firing.id, {
@@ -131,9 +141,10 @@ export const errors = define<ErrorRecord>("errors", (record) => record.id, {
 export const controls = define<ControlRecord>("controls", (record) => record.id, {
   pending: (record) => (record.status === "pending" ? { group: ALL, at: at(record.at) } : undefined),
 })
+export const profiles = define<ProfileRecord>("profiles", (profile) => profile.user)
 export const meta = define<(SchemaRecord | { at: string }) & { id: string }>("meta", (record) => record.id)
 
 /** Every collection, as a backend is opened with it. */
 export const SCHEMA: readonly CollectionSchema[] = [
-  tasks, sessions, messages, events, conversations, outbox, history, questions, seen, seenMarks, pairings, allowed, channelEntries, triggers, firings, raised, raisedNames, usage, errors, controls, meta,
+  tasks, sessions, messages, events, conversations, outbox, history, questions, seen, seenMarks, pairings, allowed, channelEntries, triggers, firings, raised, raisedNames, profiles, usage, errors, controls, meta,
 ].map(({ name, indexes }) => ({ name, indexes }))

@@ -4,7 +4,7 @@ import type { FiringRecord, HistoryMessage, HistoryReader, TaskRecord, TriggerRe
 import type { RaisedRecord } from "../schedule/records.ts"
 import type { Backend, IndexQuery, WriteOp } from "./backend.ts"
 import * as c from "./collections.ts"
-import { put, remove, type AllowedRecord, type Collection, type HistoryLine, type RaisedName, type SeenRecord } from "./collections.ts"
+import { put, remove, type AllowedRecord, type Collection, type HistoryLine, type ProfileRecord, type RaisedName, type SeenRecord } from "./collections.ts"
 import { migrate } from "./migrations.ts"
 import type { ControlRecord, ConversationRecord, ErrorRecord, InboxEvent, MessageRecord, OutboxRecord, PairingRecord, QuestionRecord, SessionRecord } from "./records.ts"
 import type { UsageSample } from "../usage/usage.ts"
@@ -88,6 +88,7 @@ export class Store implements HistoryReader {
     add(c.allowed, records.allowed?.map((user) => ({ user, at })))
     add(c.triggers, records.triggers)
     add(c.firings, records.firings)
+    add(c.profiles, records.profiles)
     const written = this.backend.write(ops)
     if (records.seen?.length && Date.now() - this.lastPrune >= PRUNE_EVERY_MS) {
       this.lastPrune = Date.now()
@@ -255,6 +256,10 @@ export class Store implements HistoryReader {
   firingsOf(triggerId: string): Promise<FiringRecord[]> {
     return this.index(c.firings, { index: "trigger", group: triggerId })
   }
+  /** Every user profile (time zones), read once at start-up. */
+  profiles(): Promise<ProfileRecord[]> {
+    return this.all(c.profiles)
+  }
   /** Records a raised event, and the latest raising of its name in the same write. */
   async raise(name: string): Promise<RaisedRecord> {
     const record: RaisedRecord = { id: newId(), name, at: new Date().toISOString() }
@@ -379,6 +384,7 @@ export interface StoredRecords {
   allowed: string[]
   triggers: TriggerRecord[]
   firings: FiringRecord[]
+  profiles: ProfileRecord[]
 }
 
 function toMessage(line: HistoryLine): HistoryMessage {

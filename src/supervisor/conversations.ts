@@ -10,6 +10,9 @@ import type { Caller, ReplyCapability } from "../tool/capabilities.ts"
 import { readableReport } from "./report.ts"
 import type { Session, Sessions } from "./sessions.ts"
 
+/** Why a turn was aborted by the user's /stop: it ends without an apology or a relayed report. */
+class StoppedByUser extends Error {}
+
 /** A Teller turn interrupted this many times (crashes while it ran) is given up with an apology. */
 const MAX_TURN_ATTEMPTS = 3
 
@@ -78,6 +81,14 @@ export class Conversations implements ReplyCapability {
   /** Conversations with a turn running now. */
   inTurn(): Set<ConversationId> {
     return new Set([...this.conversations.values()].filter((c) => c.busy).map((c) => c.id))
+  }
+
+  /** /stop: aborts the conversation's running Teller turn; false when none runs. */
+  stopTurn(conversation: ConversationId): boolean {
+    const controller = this.turns.get(conversation)
+    if (!controller) return false
+    controller.abort(new StoppedByUser("stopped by the user"))
+    return true
   }
 
   /** Whose conversation this is, if Steward has one with that id. */
@@ -191,6 +202,7 @@ export class Conversations implements ReplyCapability {
     const controller = new AbortController()
     let outcome: LoopOutcome
     let failed = false
+    let stopped = false
     try {
       this.turns.set(conversation.id, controller)
       // The turn acts for whoever wrote the message that started it — in a shared thread not
@@ -202,14 +214,15 @@ export class Conversations implements ReplyCapability {
         conversation.events.unshift(...consumed)
         return
       }
-      this.deps.log.error({ err: error, conversation: conversation.id }, "Teller turn failed")
+      stopped = controller.signal.reason instanceof StoppedByUser
+      if (!stopped) this.deps.log.error({ err: error, conversation: conversation.id }, "Teller turn failed")
       // The event that started the turn is answered (with the apology) even if the run failed
       // before taking it, so a failure that repeats does not replay it forever.
       if (!consumed.includes(attempt)) consumed.unshift(...conversation.events.splice(conversation.events.indexOf(attempt), 1))
       outcome = { status: "done", text: "" }
       failed = true
       const why = error instanceof Error ? error.message : String(error)
-      await this.deps.outbox.add(conversation.id, `Sorry — I could not answer that: ${why}`, `error:${consumed[0]?.id ?? first.id}`)
+      if (!stopped) await this.deps.outbox.add(conversation.id, `Sorry — I could not answer that: ${why}`, `error:${consumed[0]?.id ?? first.id}`)
     } finally {
       this.turns.delete(conversation.id)
       this.turnFirings.delete(conversation.id)
@@ -222,7 +235,7 @@ export class Conversations implements ReplyCapability {
     // Task results are never dropped: when the turn failed before the Teller replied, or it
     // posted nothing for a scheduled run, the results themselves go out.
     for (const event of consumed) {
-      if (event.kind !== "task_results") continue
+      if (event.kind !== "task_results" || stopped) continue
       const relayed = event.firingId ? await this.deps.outbox.hasFiring(event.firingId) : !failed || this.repliedSince(session, turnStart, consumed)
       if (!relayed) await this.relayResults(event)
     }

@@ -7,8 +7,12 @@ import type { CommandInfo, ConversationId, InboundMessage, UserId, WorkObserver 
 import type { Questions } from "../question/questions.ts"
 import type { Scheduler } from "../schedule/scheduler.ts"
 import { newId, type Store } from "../store/store.ts"
+import type { Profiles } from "../user/profiles.ts"
+import { shortLocalTime } from "../user/time-zone.ts"
 import type { Conversations } from "./conversations.ts"
+import { resolveId } from "./id-prefix.ts"
 import type { TaskBoard } from "./task-board.ts"
+import { tasksText } from "./task-listing.ts"
 
 export interface InboundGateDeps {
   store: Store
@@ -20,6 +24,9 @@ export interface InboundGateDeps {
   scheduler: Scheduler
   outbox: Outbox
   attachments: Attachments
+  profiles: Profiles
+  /** /memory: the user's notes as one message. */
+  memoryOverview: (user: UserId) => Promise<string>
   log: Logger
   /** prompts/commands: commands defined as files. */
   fileCommands: FileCommand[]
@@ -64,6 +71,7 @@ export class InboundGate {
         await access.stranger(message)
         return false
       }
+      if (message.timezone !== undefined) await this.deps.profiles.platformTimeZone(message.user, message.timezone)
       if (message.attachments?.length) {
         await this.withFiles(message)
         return true
@@ -109,13 +117,25 @@ export class InboundGate {
     const answer = (text: string) => this.deps.outbox.add(conversation, text, origin, typed)
     switch (command.kind) {
       case "tasks":
-        return void (await answer(this.tasksText(conversation)))
+        return void (await answer(tasksText(board.openIn(conversation), scheduler.list(conversation), this.deps.profiles.timeZoneOf(user))))
       case "cancel": {
         if (!command.id) return void (await answer("Usage: /cancel <task id> (see /tasks)"))
-        const task = board.get(command.id)
-        const ok = (await scheduler.cancel(command.id, conversation)) || (task?.conversation === conversation && (await board.abort(command.id, "cancelled by the user")))
-        return void (await answer(ok ? `Cancelled ${command.id}.` : `No queued or running task or schedule ${command.id} in this conversation.`))
+        const resolved = board.resolve(conversation, command.id)
+        if ("error" in resolved) return void (await answer(resolved.unknown ? `No queued or running task or schedule ${command.id} in this conversation.` : resolved.error))
+        const id = resolved.id
+        const task = board.get(id)
+        const ok = (await scheduler.cancel(id, conversation)) || (task?.conversation === conversation && (await board.abort(id, "cancelled by the user")))
+        return void (await answer(ok ? `Cancelled ${id}.` : `No queued or running task or schedule ${command.id} in this conversation.`))
       }
+      case "pause":
+      case "resume":
+        return void (await answer(await this.pauseOrResume(command.kind, conversation, user, command.id)))
+      case "stop":
+        return void (await answer(await this.stop(conversation)))
+      case "timezone":
+        return void (await answer(await this.timeZoneCommand(user, command.zone)))
+      case "memory":
+        return void (await answer(await this.deps.memoryOverview(user)))
       case "new":
         await conversations.newTellerSession(conversation, user)
         await answer("Started a fresh conversation. What I remembered is still there.")
@@ -131,16 +151,38 @@ export class InboundGate {
     }
   }
 
-  private tasksText(conversation: ConversationId): string {
-    const short = (text: string) => (text.length > 80 ? `${text.slice(0, 80)}…` : text)
-    const tasks = this.deps.board
-      .openIn(conversation)
-      .map((t) => `• ${t.id} — ${t.status}${t.type === "conditional" ? " (waits for its condition)" : ""}, ${t.agent}: ${short(t.prompt)}`)
-    const triggers = this.deps.scheduler
-      .list(conversation)
-      .map((t) => `• ${t.id} — schedule (${t.kind}), next ${t.nextRunAt ?? "when its condition holds"}, last ${t.lastOutcome ?? "none yet"}: ${short(t.prompt)}`)
-    const lines = [...tasks, ...triggers]
-    return lines.length === 0 ? "No tasks are queued or running, and there are no schedules." : lines.join("\n")
+  /** /pause and /resume: a schedule of this conversation, by id or unique prefix. */
+  private async pauseOrResume(kind: "pause" | "resume", conversation: ConversationId, user: UserId, given: string | undefined): Promise<string> {
+    const { scheduler, profiles } = this.deps
+    if (!given) return `Usage: /${kind} <schedule id> (see /tasks)`
+    const resolved = resolveId(given, scheduler.list(conversation).map((trigger) => trigger.id), "schedule")
+    if ("error" in resolved) return `Could not ${kind}: ${resolved.error}.`
+    const changed = kind === "pause" ? await scheduler.pauseTrigger(resolved.id, conversation) : await scheduler.resumeTrigger(resolved.id, conversation)
+    if (typeof changed === "string") return `Could not ${kind}: ${changed}.`
+    if (changed.status === "paused") return `Paused ${changed.id}: it will not run until you /resume it.`
+    if (changed.status === "ended") return `${changed.id} ended: ${changed.endReason}.`
+    const next = changed.nextRunAt ? `next run ${shortLocalTime(changed.nextRunAt, profiles.timeZoneOf(user))}` : "it waits for its condition again"
+    return `Resumed ${changed.id}: ${next}. Runs missed while paused are not caught up.`
+  }
+
+  /** /stop: the Teller's turn and every task of the conversation, with the tasks they started. */
+  private async stop(conversation: ConversationId): Promise<string> {
+    const turn = this.deps.conversations.stopTurn(conversation)
+    const tasks = await this.deps.board.stopAll(conversation, "stopped by the user (/stop)")
+    if (!turn && tasks.length === 0) return "Nothing is running here."
+    const parts = [...(turn ? ["the reply I was writing"] : []), ...(tasks.length ? [`${tasks.length} task${tasks.length === 1 ? "" : "s"} (${tasks.join(", ")})`] : [])]
+    return `Stopped ${parts.join(" and ")}. Schedules stay; /pause one to hold it.`
+  }
+
+  private async timeZoneCommand(user: UserId, zone: string | undefined): Promise<string> {
+    const { profiles } = this.deps
+    if (!zone) {
+      const source = { user: "set by you", platform: "from your chat profile", default: "Steward's default" }[profiles.sourceOf(user)]
+      return `Your time zone is ${profiles.timeZoneOf(user)} (${source}). Set it with /timezone <IANA name>, e.g. /timezone Europe/Berlin.`
+    }
+    const set = await profiles.setTimeZone(user, zone)
+    if ("error" in set) return `Could not set the time zone: ${set.error}.`
+    return `Your time zone is now ${set.timeZone}; it is ${shortLocalTime(new Date(), set.timeZone)} there. New schedules and the times I show use it.`
   }
 
   private async pairingCommand(user: UserId, args: string[]): Promise<string> {

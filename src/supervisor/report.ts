@@ -19,6 +19,9 @@ export function reportText(batch: readonly TaskRecord[]): string {
   const results = ["<task-results>", ...tasks, "</task-results>"]
   // Seed 001: after a command's subtask, a synthetic message asks the model to carry on.
   if (batch[0]?.command) results.push("", `(The user ran ${batch[0].command}.) Summarize the task tool output above and continue with your task.`)
+  // A scheduled run's report is written for the user by the Teller, not pasted.
+  const firing = batch[0]?.firingId
+  if (firing) results.push("", `(A scheduled run of schedule ${firing.split("/")[0]} ended. Tell the user what it found with reply, in your own words and in this conversation's context; do not paste the raw report.)`)
   return results.join("\n")
 }
 
@@ -33,5 +36,6 @@ export function readableReport(report: string): string {
     .replace(/<task id="([^"]*)" agent="([^"]*)" status="([^"]*)">\n/g, "\n*Task $1* ($2): $3\n")
     .replace(/<\/?task(-results)?>\n?/g, "")
     .replace(/\n\(The user ran [^\n]*$/, "")
+    .replace(/\n\(A scheduled run of schedule [^\n]*$/, "")
     .trim()
 }

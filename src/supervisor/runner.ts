@@ -19,6 +19,10 @@ export interface AgentRunnerDeps {
   rules: Record<Role, Ruleset>
   /** What the tools of every run may use. */
   capabilities: Capabilities
+  /** The user's IANA zone, for the date the agents see. */
+  timeZoneOf: (user: UserId) => string
+  /** The user's memory.md for the Teller's and Planner's system prompt ("" when none). */
+  memorySnapshot: (user: UserId) => Promise<string>
   /** Compaction must not make anything said before it unsearchable. */
   recordCompaction: (user: UserId, summary: string) => Promise<void>
   /** Every model call's tokens, for the usage record. */
@@ -44,13 +48,17 @@ export class AgentRunner {
 
   constructor(private readonly deps: AgentRunnerDeps) {}
 
-  run({ agent, session, signal, where, takeInput, taskId, onTool }: Run): Promise<LoopOutcome> {
+  async run({ agent, session, signal, where, takeInput, taskId, onTool }: Run): Promise<LoopOutcome> {
     const role = agent.role as Role
     const { config, rules } = this.deps
+    // The stable part first: the role's instructions, then what the user asked to be remembered.
+    const memory = role === "worker" ? "" : await this.deps.memorySnapshot(where.user)
     return runLoop({
       model: this.deps.model(agent),
       system: agent.prompt,
-      environment: () => environment(new Date(), where),
+      // The user's memory.md: long-lived context after the instructions, changed only with the note.
+      longLived: memory || undefined,
+      environment: () => environment(new Date(), where, this.deps.timeZoneOf(where.user)),
       budgetTokens: config.contextBudgetTokens,
       onUsage: this.deps.onUsage,
       compactionSystem: this.deps.agents.compaction.prompt,

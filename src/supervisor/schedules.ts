@@ -10,6 +10,7 @@ import type { OutboxRecord } from "../store/records.ts"
 import { newId } from "../store/store.ts"
 import type { Caller, ScheduleCapability } from "../tool/capabilities.ts"
 import { ToolError } from "../tool/tool.ts"
+import { resolveId } from "./id-prefix.ts"
 
 export interface SchedulesDeps {
   scheduler: Scheduler
@@ -17,6 +18,8 @@ export interface SchedulesDeps {
   access: Access
   /** Whose conversation this is, if Steward has one with that id. */
   userOf: (conversation: ConversationId) => Promise<UserId | undefined>
+  /** The user's IANA zone: a cron expression without its own zone is read in it. */
+  timeZoneOf: (user: UserId) => string
   log: Logger
 }
 
@@ -28,9 +31,19 @@ export interface SchedulesDeps {
 export class Schedules implements ScheduleCapability {
   constructor(private readonly deps: SchedulesDeps) {}
 
+  /** Creates a trigger, or with `triggerId` (an id or a unique prefix) redefines one of this
+   *  conversation in place. A cron expression without a zone is read in the user's zone, which
+   *  is fixed on the trigger when it is made. */
   async schedule(caller: Caller, request: ScheduleRequest): Promise<{ taskId: string }> {
     if (request.target !== undefined) await this.checkTarget(request.target, caller.user)
-    return this.deps.scheduler.create(request, { conversation: caller.conversation, user: caller.user, origin: `${caller.sessionId}:${caller.callId}` })
+    const { scheduler } = this.deps
+    const zoned = request.cron !== undefined && request.timezone === undefined ? { ...request, timezone: this.deps.timeZoneOf(caller.user) } : request
+    if (zoned.triggerId === undefined) return scheduler.create(zoned, { conversation: caller.conversation, user: caller.user, origin: `${caller.sessionId}:${caller.callId}` })
+    const resolved = resolveId(zoned.triggerId, scheduler.list(caller.conversation).map((trigger) => trigger.id), "schedule")
+    if ("error" in resolved) throw new ToolError(`triggerId: ${resolved.error}`)
+    const edited = await scheduler.editTrigger(resolved.id, zoned, caller.conversation)
+    if (typeof edited === "string") throw new ToolError(edited)
+    return { taskId: edited.id }
   }
 
   /** Something the trigger's owner must hear that no run will report (the Scheduler's host). */

@@ -12,11 +12,13 @@ import type { ConversationId, Role, UserId, WorkObserver } from "../core/types.t
 import type { Ruleset } from "../permission/permission.ts"
 import { Asking } from "../question/asking.ts"
 import { Questions } from "../question/questions.ts"
+import { forgetNotes, memoryOverview, memorySnapshot } from "../memory/edit.ts"
 import { Scheduler } from "../schedule/scheduler.ts"
 import { ControlInbox } from "../control/control-inbox.ts"
 import type { Store } from "../store/store.ts"
 import type { MemoryService } from "../tool/capabilities.ts"
 import type { ToolDefinition } from "../tool/tool.ts"
+import { Profiles } from "../user/profiles.ts"
 import { Conversations } from "./conversations.ts"
 import { InboundGate } from "./gate.ts"
 import { recover } from "./recovery.ts"
@@ -37,7 +39,7 @@ export interface SupervisorDeps {
   model: (agent: Agent) => LanguageModel
   tools: readonly ToolDefinition[]
   rules: Record<Role, Ruleset>
-  memory: MemoryService & { recordCompaction(user: UserId, summary: string): Promise<void> }
+  memory: MemoryService & { recordCompaction(user: UserId, summary: string): Promise<void>; folder(user: UserId): string }
   log: Logger
   /** prompts/commands: commands defined as files. */
   commandsDir?: string
@@ -63,6 +65,7 @@ export class Supervisor {
   readonly conversations: Conversations
   readonly gate: InboundGate
   private readonly controls: ControlInbox
+  readonly profiles: Profiles
   private stopping = false
   /** Called whenever work moves, until Steward is idle. */
   private idleWaiters = new Set<() => void>()
@@ -73,6 +76,9 @@ export class Supervisor {
     const { config, store, log } = deps
     const workspaceDir = `${config.dataDir}/workspace`
     const sessions = new Sessions(store)
+    this.profiles = new Profiles(store, config.defaultTimeZone, log)
+    const timeZoneOf = (user: UserId) => this.profiles.timeZoneOf(user)
+    const folderOf = (user: UserId) => deps.memory.folder(user)
     const stopping = () => this.stopping
     const changed = () => this.changed()
     // The parts call each other both ways (a task's tools start tasks, a trigger's run is a
@@ -97,7 +103,7 @@ export class Supervisor {
       changed,
       stopping,
     })
-    this.schedules = new Schedules({ scheduler: this.scheduler, outbox: this.outbox, access: this.access, userOf: (id) => this.conversations.userOf(id), log })
+    this.schedules = new Schedules({ scheduler: this.scheduler, outbox: this.outbox, access: this.access, userOf: (id) => this.conversations.userOf(id), timeZoneOf, log })
     this.tasks = new TaskBoard({
       config,
       store,
@@ -110,6 +116,7 @@ export class Supervisor {
       progress: (conversation, update) => this.channelOf(conversation)?.progress?.(conversation, update),
       changed,
       stopping,
+      timeZoneOf,
     })
     const runner = new AgentRunner({
       config,
@@ -125,8 +132,12 @@ export class Supervisor {
         replies: this.conversations,
         memory: deps.memory,
         history: store,
+        profiles: this.profiles,
+        notes: { forget: (user, request) => forgetNotes(folderOf(user), request) },
         workspaceDir,
       },
+      timeZoneOf,
+      memorySnapshot: (user) => memorySnapshot(folderOf(user)),
       recordCompaction: (user, summary) => deps.memory.recordCompaction(user, summary),
     })
     const workerTypes = new Set(deps.agents.workers.keys())
@@ -141,12 +152,17 @@ export class Supervisor {
       scheduler: this.scheduler,
       outbox: this.outbox,
       attachments: new Attachments({ workspaceDir, quotaBytes: config.workspace.quotaBytes, maxBytes: config.attachments.maxBytes, vision: config.attachments.vision, transcribe: transcriber(config), log }),
+      profiles: this.profiles,
+      memoryOverview: (user) => memoryOverview(folderOf(user)),
       log,
       fileCommands,
       workerTypes,
     })
     this.controls = new ControlInbox(store, {
-      pauseTrigger: (id, paused) => this.scheduler.setPaused(id, paused),
+      pauseTrigger: async (id, paused) => {
+        const changed = await (paused ? this.scheduler.pauseTrigger(id) : this.scheduler.resumeTrigger(id))
+        return typeof changed === "string" ? { error: changed } : { done: `trigger ${id} ${paused ? "paused" : "resumed"}` }
+      },
       removeTrigger: async (id) => ((await this.scheduler.cancel(id)) ? { done: `trigger ${id} removed` } : { error: `no active trigger ${id}` }),
       revokeUser: (user) => this.access.revoke(user),
     }, log)
@@ -156,6 +172,7 @@ export class Supervisor {
   async start(): Promise<void> {
     const { store, log } = this.deps
     const { outbox, conversations, access, questions, scheduler } = this
+    await this.profiles.load()
     await recover({ store, outbox, board: this.tasks, conversations, access, questions, scheduler, log })
     // What the owner asked while Steward was down applies now, before any message comes in.
     await this.controls.start()

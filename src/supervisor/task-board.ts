@@ -11,10 +11,12 @@ import { newId, type Store, type StoredRecords } from "../store/store.ts"
 import { DEFAULT_PAGE, MAX_PAGE } from "../tool/list-tasks.ts"
 import type { Caller, DelegateRequest, ListTasksFilter, TaskCapability, TaskSummary } from "../tool/capabilities.ts"
 import { ToolError } from "../tool/tool.ts"
+import { resolveId } from "./id-prefix.ts"
 import { TaskQueue } from "./queue.ts"
 import { reportText } from "./report.ts"
 import type { Session, Sessions } from "./sessions.ts"
-import { newTask, sessionOf } from "./task-records.ts"
+import { taskSummary, triggerSummary } from "./task-listing.ts"
+import { isQuietRun, newTask, runTask, sessionOf } from "./task-records.ts"
 
 export interface TaskBoardDeps {
   config: Config
@@ -34,6 +36,8 @@ export interface TaskBoardDeps {
   changed: () => void
   /** Steward is stopping: nothing new starts, and a run cut short goes back to the queue. */
   stopping: () => boolean
+  /** The user's IANA zone, for times list_tasks shows. */
+  timeZoneOf: (user: UserId) => string
 }
 
 class Cancelled extends Error {}
@@ -54,6 +58,8 @@ export class TaskBoard implements TaskCapability {
   private progress = new Map<string, ToolSummary[]>()
   /** Task runs under way, so stop() can wait for them. */
   private inflight = new Set<Promise<unknown>>()
+  /** Batch heads stopped by /stop: their end wakes nobody (the user asked for silence). */
+  private silenced = new Set<string>()
 
   constructor(private readonly deps: TaskBoardDeps) {}
 
@@ -154,28 +160,48 @@ export class TaskBoard implements TaskCapability {
   async listTasks(caller: Caller, filter: ListTasksFilter): Promise<TaskSummary[]> {
     if (filter.scope === "finished") {
       const ended = await this.deps.store.finishedTasks(caller.conversation, { limit: Math.min(filter.limit ?? DEFAULT_PAGE, MAX_PAGE), before: filter.before })
-      return ended.map((task) => ({ id: task.id, type: task.role === "planner" ? "planner" : task.type, prompt: task.prompt.slice(0, 100), priority: task.priority, status: task.status, createdAt: task.createdAt, endedAt: task.endedAt }))
+      return ended.map(taskSummary)
     }
     const statuses: TaskStatus[] = filter.scope === "queue" ? ["queued"] : filter.scope === "running" ? ["running"] : filter.scope === "all" ? ["queued", "running"] : []
     const tasks: TaskSummary[] = [...this.tasks.values()]
       .filter((task) => task.conversation === caller.conversation && statuses.includes(task.status) && (!filter.role || task.role === filter.role))
-      .map((task) => ({ id: task.id, type: task.role === "planner" ? "planner" : task.type, prompt: task.prompt.slice(0, 100), priority: task.priority, status: task.status, createdAt: task.createdAt }))
+      .map(taskSummary)
     const withTriggers = (filter.scope === "triggers" || filter.scope === "all") && !filter.role
-    const triggers: TaskSummary[] = withTriggers
-      ? this.deps.scheduler
-          .list(caller.conversation)
-          .map((t) => ({ id: t.id, type: `trigger:${t.kind}`, prompt: t.prompt, priority: 5, status: t.status, createdAt: t.createdAt, nextRunAt: t.nextRunAt, lastOutcome: t.lastOutcome }))
-      : []
+    const zone = this.deps.timeZoneOf(caller.user)
+    const triggers = withTriggers ? this.deps.scheduler.list(caller.conversation).map((trigger) => triggerSummary(trigger, zone)) : []
     return [...tasks, ...triggers]
   }
 
-  /** Cancels a queued task of the caller's conversation; a running one is not touched (seed 002). */
-  async cancelTask(caller: Caller, taskId: string): Promise<boolean> {
+  /** Which open task or schedule of the conversation `given` (an id or unique prefix) names. */
+  resolve(conversation: ConversationId, given: string): ReturnType<typeof resolveId> {
+    return resolveId(given, [...this.openIn(conversation).map((task) => task.id), ...this.deps.scheduler.list(conversation).map((trigger) => trigger.id)])
+  }
+
+  /** Cancels a queued task of the caller's conversation; a running one is not touched (seed 002).
+   *  An unknown id is `false`; an ambiguous prefix is an error the model reads. */
+  async cancelTask(caller: Caller, given: string): Promise<boolean> {
+    const resolved = this.resolve(caller.conversation, given)
+    if ("error" in resolved) {
+      if (resolved.unknown) return false
+      throw new ToolError(resolved.error)
+    }
+    const taskId = resolved.id
     if (await this.deps.scheduler.cancel(taskId, caller.conversation)) return true
     const task = this.tasks.get(taskId)
     if (!task || task.conversation !== caller.conversation || task.status !== "queued") return false
     await this.finish(task, { status: "cancelled", error: "cancelled before it started" })
     return true
+  }
+
+  /** /stop: aborts every task of the conversation that has not ended, with the tasks they
+   *  committed; their results wake nobody. Returns the ids stopped. */
+  async stopAll(conversation: ConversationId, reason: string): Promise<string[]> {
+    const open = this.openIn(conversation)
+    // The batch heads are what report: the tasks themselves, or the Planner that committed them.
+    for (const task of open) this.silenced.add(isBatchHead(task) ? task.id : task.parentTaskId!)
+    const stopped: string[] = []
+    for (const task of open) if (await this.abort(task.id, reason)) stopped.push(task.id)
+    return stopped
   }
 
   /** Aborts a task and, through their parent link, every task it committed — also when the
@@ -207,14 +233,8 @@ export class TaskBoard implements TaskCapability {
     const origin = `firing:${firing.id}`
     const known = this.byOrigin.get(origin) ?? (await this.deps.store.taskByOrigin(origin))?.id
     if (known) return known
-    const conversation = trigger.target ?? trigger.conversation
-    const sessionId = await this.deps.tellerSessionId(conversation, trigger.user)
-    const task: TaskRecord = {
-      ...newTask({ conversation, user: trigger.user, sessionId }, origin, "worker", DEFAULT_WORKER),
-      prompt: trigger.prompt,
-      timeout: trigger.timeout,
-      firingId: firing.id,
-    }
+    const sessionId = await this.deps.tellerSessionId(trigger.target ?? trigger.conversation, trigger.user)
+    const task = runTask(trigger, firing, sessionId, origin)
     await this.enqueue(task)
     return task.id
   }
@@ -348,20 +368,17 @@ export class TaskBoard implements TaskCapability {
     if (!isBatchHead(head) || head.reported || !TERMINAL.has(head.status)) return
     const batch = [head, ...(head.children ?? []).map((id) => this.tasks.get(id)!).filter((task) => task?.type !== "conditional")]
     if (batch.some((task) => !task || !TERMINAL.has(task.status))) return
-    const event: InboxEvent = {
-      id: newId(),
-      conversation: head.conversation,
-      user: head.user,
-      kind: "task_results",
-      text: reportText(batch),
-      createdAt: now(),
-      attempts: 0,
-      firingId: head.firingId,
-    }
+    // A quiet run with nothing to report, or a batch the user stopped, wakes nobody.
+    const quietRun = isQuietRun(head)
+    const silent = quietRun || this.silenced.delete(head.id)
+    const event: InboxEvent | undefined = silent
+      ? undefined
+      : { id: newId(), conversation: head.conversation, user: head.user, kind: "task_results", text: reportText(batch), createdAt: now(), attempts: 0, firingId: head.firingId }
     const update = { ...head, reported: true }
-    await this.deps.store.save({ tasks: [update], events: [event] })
+    await this.deps.store.save({ tasks: [update], events: event ? [event] : [] })
     this.track(update)
-    this.deps.wake(event)
+    if (event) this.deps.wake(event)
+    else if (quietRun) await this.deps.scheduler.nothingToReport(head.firingId!)
   }
 
   private onTool(taskId: string, summary: ToolSummary): void {

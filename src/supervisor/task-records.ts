@@ -1,5 +1,7 @@
 /** The records the task board creates: a new task with its defaults, and the session it runs in. */
-import type { ConversationId, TaskRecord, UserId } from "../core/types.ts"
+import { DEFAULT_WORKER } from "../agent/agents.ts"
+import type { ConversationId, FiringRecord, TaskRecord, TriggerRecord, UserId } from "../core/types.ts"
+import { NO_REPORT } from "../schedule/request.ts"
 import type { SessionRecord } from "../store/records.ts"
 import { newId } from "../store/store.ts"
 
@@ -27,4 +29,24 @@ export function newTask(caller: { conversation: ConversationId; user: UserId; se
 /** The record of a task's own session, a child of its caller's. */
 export function sessionOf(task: TaskRecord): SessionRecord {
   return { id: task.sessionId, role: task.role, agent: task.agent, parentId: task.parentSessionId, conversation: task.conversation, user: task.user, createdAt: task.createdAt }
+}
+
+/** Appended to a quiet trigger's prompt, so the Worker knows how to say "nothing to tell". */
+const QUIET_INSTRUCTION = `If there is nothing worth telling the user this time, answer exactly ${NO_REPORT} and nothing else.`
+
+/** A firing's run: a worker task of its own in the report's conversation, under its Teller
+ *  session (`sessionId`). */
+export function runTask(trigger: TriggerRecord, firing: FiringRecord, sessionId: string, origin: string): TaskRecord {
+  return {
+    ...newTask({ conversation: trigger.target ?? trigger.conversation, user: trigger.user, sessionId }, origin, "worker", DEFAULT_WORKER),
+    prompt: trigger.quiet ? `${trigger.prompt}\n\n${QUIET_INSTRUCTION}` : trigger.prompt,
+    timeout: trigger.timeout,
+    firingId: firing.id,
+    quiet: trigger.quiet || undefined,
+  }
+}
+
+/** A quiet trigger's run that found nothing to report: its result is exactly NO_REPORT. */
+export function isQuietRun(task: TaskRecord): boolean {
+  return task.quiet === true && task.firingId !== undefined && task.status === "completed" && task.result?.trim() === NO_REPORT
 }

@@ -60,7 +60,10 @@ export interface TaskSummary {
   endedAt?: string
   /** Schedules: the next due time, and what became of the last firing. */
   nextRunAt?: string
+  /** nextRunAt in the user's time zone. */
+  nextRunLocal?: string
   lastOutcome?: string
+  paused?: boolean
 }
 
 export interface ListTasksFilter {
@@ -121,6 +124,17 @@ export interface MemoryService {
   search(user: UserId, search: MemorySearch): Promise<MemoryHit[]>
 }
 
+/** The user's settings that a tool may change (set_timezone). */
+export interface ProfileCapability {
+  /** An error text for a name that is not an IANA zone; else the zone as stored. */
+  setTimeZone(user: UserId, zone: string): Promise<{ error: string } | { timeZone: string }>
+}
+
+/** Correcting a user's notes (the forget tool); see src/memory/edit.ts. */
+export interface MemoryNotes {
+  forget(user: UserId, request: { query?: string; path?: string; replacement?: string }): Promise<{ changes: Array<{ path: string; removed: string[]; added?: string; deleted?: boolean }> } | { error: string }>
+}
+
 /** Everything a tool call may use besides its caller. */
 export interface Capabilities {
   tasks: TaskCapability
@@ -129,6 +143,8 @@ export interface Capabilities {
   replies: ReplyCapability
   memory: MemoryService
   history: HistoryReader
+  profiles: ProfileCapability
+  notes: MemoryNotes
   /** Folder that worker file tools are confined to. */
   workspaceDir: string
 }

@@ -8,7 +8,7 @@ export const DEFAULT_PAGE = 20
 export const listTasksTool = defineTool({
   id: "list_tasks",
   description:
-    'List this conversation\'s tasks that are not finished: "queue" (waiting), "running", "triggers" (schedules) or "all" (default). role filters queue/running by planner or worker. "finished" lists ended tasks, newest first, `limit` per page (default 20); pass the last one\'s endedAt as `before` for the next page.',
+    'List this conversation\'s tasks that are not finished: "queue" (waiting), "running", "triggers" (schedules: type "trigger:<kind>", nextRunAt and nextRunLocal in the user\'s time zone, lastOutcome, paused) or "all" (default). role filters queue/running by planner or worker. "finished" lists ended tasks, newest first, `limit` per page (default 20); pass the last one\'s endedAt as `before` for the next page.',
   parameters: z.object({
     scope: z.enum(["queue", "running", "triggers", "all", "finished"]).optional(),
     role: z.enum(["planner", "worker"]).optional(),

@@ -2,6 +2,7 @@ import { askUserTool } from "./ask-user.ts"
 import { cancelTaskTool } from "./cancel-task.ts"
 import { createDelegateTool, type WorkerType } from "./delegate.ts"
 import { createFetchUrlTool, type FetchUrlSettings } from "./fetch-url.ts"
+import { forgetTool } from "./forget.ts"
 import { getHistoryByTimeTool } from "./get-history-by-time.ts"
 import { getRecentHistoryTool } from "./get-recent-history.ts"
 import { listFilesTool } from "./list-files.ts"
@@ -12,6 +13,7 @@ import { replyTool } from "./reply.ts"
 import { scheduleTool } from "./schedule.ts"
 import { searchMemoryTool } from "./search-memory.ts"
 import { sendFileTool } from "./send-file.ts"
+import { setTimeZoneTool } from "./set-timezone.ts"
 import type { ToolDefinition } from "./tool.ts"
 import { createWebSearchTool, WEB_SEARCH } from "./web-search.ts"
 import { createWriteFileTool, type WriteFileSettings } from "./write-file.ts"
@@ -32,12 +34,14 @@ export function allTools(workers: readonly WorkerType[], settings: ToolSettings)
     replyTool,
     sendFileTool,
     rememberTool,
+    forgetTool,
     askUserTool,
     listTasksTool,
     cancelTaskTool,
     getRecentHistoryTool,
     getHistoryByTimeTool,
     searchMemoryTool,
+    setTimeZoneTool,
     scheduleTool,
     createFetchUrlTool(settings.fetch),
     readFileTool,

@@ -88,7 +88,7 @@ describe("the owner CLI against a running Steward", () => {
 
     // Changes the server holds in memory: applied by the server and answered.
     expect((await cli("trigger", "pause", "01aaaa")).stdout).toBe("trigger 01AAAATRIGGERONE0000000000 paused\n")
-    expect((await cli("trigger", "pause", "01AAAA")).stderr).toBe("steward: trigger 01AAAATRIGGERONE0000000000 is already paused\n")
+    expect((await cli("trigger", "pause", "01AAAA")).stderr).toBe("steward: schedule 01AAAATRIGGERONE0000000000 is already paused\n")
     expect((await cli("trigger", "remove", "01BBBB")).stdout).toBe("trigger 01BBBBTRIGGERTWO0000000000 removed\n")
     expect(await cli("trigger", "remove", "01")).toMatchObject({ code: 2, stderr: "steward: give at least 4 characters of the trigger id\n" })
     const triggers = (await cli("triggers")).stdout

@@ -46,6 +46,8 @@ export type SlackApi = {
   messages: SlackMessage[]
   /** Every Web API call as received, failed ones included. */
   calls: Call[]
+  /** users.info's `tz` per Slack user id; a user not listed has none (as for a user Slack gives no zone). */
+  userZones: Map<string, string>
   socket: SocketModeServer
   /** Files the bot uploaded and completed into a conversation. */
   uploads: SlackUpload[]
@@ -97,6 +99,7 @@ export async function startSlackApi(options: { team?: string } = {}): Promise<Sl
   const appToken = `xapp-1-${randomBytes(8).toString("hex")}`
   const messages: SlackMessage[] = []
   const calls: Call[] = []
+  const userZones = new Map<string, string>()
   const failures = new Map<string, { failure: Failure; when: (params: Params) => boolean }[]>()
   const hosted = new Map<string, { name: string; mimetype: string; data: Buffer }>()
   const pendingUploads = new Map<string, { filename: string; length: number; data?: Buffer }>()
@@ -138,6 +141,12 @@ export async function startSlackApi(options: { team?: string } = {}): Promise<Sl
       if (content.blocks !== undefined) updated.blocks = content.blocks.length > 0 ? content.blocks : undefined
       messages[index] = updated
       return { channel: updated.channel, ts: updated.ts, text: updated.text }
+    },
+    "users.info": (params) => {
+      const user = String(params.user ?? "")
+      if (!/^U\w+$/.test(user)) throw new ApiError("user_not_found")
+      const tz = userZones.get(user)
+      return { user: { id: user, team_id: team, name: user.toLowerCase(), ...(tz && { tz }) } }
     },
     "chat.delete": (params) => {
       requireChannel(params)
@@ -263,6 +272,7 @@ export async function startSlackApi(options: { team?: string } = {}): Promise<Sl
     botId,
     messages,
     calls,
+    userZones,
     socket,
     uploads,
     downloads,

@@ -97,6 +97,11 @@ export class TestChannel implements Channel {
 /** Memory that remembers in a list; the Supervisor tests are not about search quality. */
 export class ListMemory {
   notes: Array<{ user: string; content: string }> = []
+  /** Where a user's note files would be (memory.md for the prompt, /memory, forget). */
+  constructor(readonly dir = mkdtempSync(join(tmpdir(), "steward-list-memory-"))) {}
+  folder(user: string): string {
+    return join(this.dir, user.replace(/[^\w-]/g, "-"))
+  }
   compactions: Array<{ user: string; summary: string }> = []
   async remember(user: string, content: string): Promise<{ path: string }> {
     this.notes.push({ user, content })

@@ -1,0 +1,41 @@
+import type { TaskRecord } from "../core/types.ts"
+import type { TriggerSummary } from "../schedule/trigger-table.ts"
+import type { TaskSummary } from "../tool/capabilities.ts"
+import { shortLocalTime } from "../user/time-zone.ts"
+
+/** A task as list_tasks shows it. */
+export function taskSummary(task: TaskRecord): TaskSummary {
+  return { id: task.id, type: task.role === "planner" ? "planner" : task.type, prompt: task.prompt.slice(0, 100), priority: task.priority, status: task.status, createdAt: task.createdAt, endedAt: task.endedAt }
+}
+
+/** A schedule as list_tasks shows it: its kind, next run (also in the user's zone), last
+ *  outcome and whether it is paused. */
+export function triggerSummary(trigger: TriggerSummary, zone: string): TaskSummary {
+  return {
+    id: trigger.id,
+    type: `trigger:${trigger.kind}`,
+    prompt: trigger.prompt,
+    priority: 5,
+    status: trigger.status,
+    createdAt: trigger.createdAt,
+    nextRunAt: trigger.nextRunAt,
+    nextRunLocal: trigger.nextRunAt && shortLocalTime(trigger.nextRunAt, zone),
+    lastOutcome: trigger.lastOutcome,
+    paused: trigger.status === "paused",
+  }
+}
+
+/** The /tasks listing: open tasks, then schedules, with times in the user's zone. */
+export function tasksText(tasks: readonly TaskRecord[], triggers: readonly TriggerSummary[], zone: string): string {
+  const short = (text: string) => (text.length > 80 ? `${text.slice(0, 80)}…` : text)
+  const taskLines = tasks.map((t) => `• ${t.id} — ${t.status}${t.type === "conditional" ? " (waits for its condition)" : ""}, ${t.agent}: ${short(t.prompt)}`)
+  // The first line keeps its machine-readable form (ISO next run); the second says it in the
+  // user's own zone.
+  const triggerLines = triggers.map((t) => {
+    const next = t.status === "paused" ? "paused" : `next ${t.nextRunAt ?? "when its condition holds"}`
+    const local = t.status === "paused" ? "  ↳ paused: /resume to run it again" : t.nextRunAt ? `  ↳ next run ${shortLocalTime(t.nextRunAt, zone)}` : undefined
+    return [`• ${t.id} — schedule (${t.kind}), ${next}, last ${t.lastOutcome ?? "none yet"}: ${short(t.prompt)}`, ...(local ? [local] : [])].join("\n")
+  })
+  const lines = [...taskLines, ...triggerLines]
+  return lines.length === 0 ? "No tasks are queued or running, and there are no schedules." : lines.join("\n")
+}

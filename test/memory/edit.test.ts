@@ -1,0 +1,91 @@
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { afterEach, beforeEach, describe, expect, it } from "vitest"
+import { forgetNotes, memoryOverview, memorySnapshot, SNAPSHOT_BYTES } from "../../src/memory/edit.ts"
+
+let folder: string
+beforeEach(() => {
+  folder = mkdtempSync(join(tmpdir(), "steward-memory-edit-"))
+  mkdirSync(join(folder, "memory"))
+})
+afterEach(() => rmSync(folder, { recursive: true, force: true }))
+
+const write = (source: string, text: string) => writeFileSync(join(folder, source), text)
+const read = (source: string) => readFileSync(join(folder, source), "utf8")
+
+describe("memorySnapshot", () => {
+  it("is empty without memory.md, and the whole note inside <memory> when it is small", async () => {
+    expect(await memorySnapshot(folder)).toBe("")
+    write("memory.md", "## 2026-03-01\n\nThe user lives in Berlin.\n")
+    const snapshot = await memorySnapshot(folder)
+    expect(snapshot.split("\n")[0]).toBe("<memory>")
+    expect(snapshot).toContain("## 2026-03-01\n\nThe user lives in Berlin.\n</memory>")
+    expect(snapshot).not.toContain("older entries left out")
+  })
+
+  it("keeps the newest 8 KB, from a whole line, and says older entries were left out", async () => {
+    const entries = Array.from({ length: 400 }, (_, i) => `## 2026-01-01\n\nFact number ${i} — ü.`)
+    write("memory.md", entries.join("\n\n"))
+    const snapshot = await memorySnapshot(folder)
+    const body = snapshot.split("\n").slice(3, -1).join("\n")
+    expect(Buffer.byteLength(body)).toBeLessThanOrEqual(SNAPSHOT_BYTES)
+    expect(snapshot).toContain("(older entries left out)")
+    expect(snapshot).toContain("Fact number 399 — ü.")
+    expect(snapshot).not.toContain("Fact number 0 —")
+    // Starts at a line: no half line, no broken character.
+    expect(body).not.toContain("\uFFFD")
+    expect(entries.join("\n\n")).toContain(body.split("\n")[0]!)
+  })
+})
+
+describe("forgetNotes", () => {
+  it("removes the matching lines of every note, the section left empty and a daily note left empty", async () => {
+    write("memory.md", "## 2026-03-01\n\nThe user lives in Berlin.\n\n## 2026-03-02\n\nThe user likes tea.\n")
+    write("memory/2026-03-01-home.md", "Moved to Berlin in May.\n")
+    const result = await forgetNotes(folder, { query: "berlin" })
+    expect(result).toEqual({
+      changes: [
+        { path: "memory.md", removed: ["The user lives in Berlin."], added: undefined },
+        { path: "memory/2026-03-01-home.md", removed: ["Moved to Berlin in May."], deleted: true },
+      ],
+    })
+    expect(read("memory.md")).toBe("## 2026-03-02\n\nThe user likes tea.\n")
+    expect(existsSync(join(folder, "memory/2026-03-01-home.md"))).toBe(false)
+    // Again: nothing left to change.
+    expect(await forgetNotes(folder, { query: "berlin" })).toEqual({ changes: [] })
+  })
+
+  it("rewrites a matching line with the replacement, once per note", async () => {
+    write("memory.md", "## 2026-03-01\n\nThe user lives in Berlin.\nBerlin flat has a cat.\n")
+    const result = await forgetNotes(folder, { query: "Berlin", replacement: "The user lives in Munich." })
+    expect(result).toEqual({ changes: [{ path: "memory.md", removed: ["The user lives in Berlin.", "Berlin flat has a cat."], added: "The user lives in Munich." }] })
+    expect(read("memory.md")).toBe("## 2026-03-01\n\nThe user lives in Munich.\n")
+  })
+
+  it("removes or rewrites a whole note by path, and refuses paths outside the notes and bad requests", async () => {
+    write("memory/2026-03-01-cat.md", "The cat is Miso.\n")
+    write("memory/2026-03-02-dog.md", "The dog is Rex.\n")
+    expect(await forgetNotes(folder, { path: "memory/2026-03-01-cat.md", replacement: "The cat is Mochi." })).toEqual({ changes: [{ path: "memory/2026-03-01-cat.md", removed: ["The cat is Miso."], added: "The cat is Mochi." }] })
+    expect(read("memory/2026-03-01-cat.md")).toBe("The cat is Mochi.\n")
+    expect(await forgetNotes(folder, { path: "memory/2026-03-02-dog.md" })).toMatchObject({ changes: [{ deleted: true }] })
+    expect(await forgetNotes(folder, { path: "../../etc/passwd" })).toHaveProperty("error")
+    expect(await forgetNotes(folder, { query: "a" })).toHaveProperty("error")
+    expect(await forgetNotes(folder, {})).toHaveProperty("error")
+    expect(await forgetNotes(folder, { query: "cat", path: "memory.md" })).toHaveProperty("error")
+  })
+})
+
+describe("memoryOverview", () => {
+  it("shows memory.md and the newest daily notes, bounded to one message", async () => {
+    expect(await memoryOverview(folder)).toBe("I have no notes about you yet.")
+    write("memory.md", `## 2026-03-01\n\nThe user lives in Berlin.\n${"filler line\n".repeat(1000)}The newest fact.\n`)
+    for (let day = 1; day <= 7; day++) write(`memory/2026-03-0${day}-note.md`, `Note of day ${day}\n`)
+    const overview = await memoryOverview(folder)
+    expect(overview.length).toBeLessThanOrEqual(3500)
+    expect(overview).toContain("The newest fact.")
+    expect(overview).toContain("• memory/2026-03-07-note.md: Note of day 7")
+    expect(overview).toContain("• memory/2026-03-03-note.md: Note of day 3")
+    expect(overview).not.toContain("Note of day 2")
+  })
+})
