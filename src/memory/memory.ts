@@ -14,8 +14,10 @@ import path from "node:path"
 import type { MemoryHit, MemorySearch, MemoryService } from "../tool/services.ts"
 import { localDay, localTime } from "./dates.ts"
 import { DAILY_FOLDER, LONG_TERM_FILE } from "./notes.ts"
+import { withRecency } from "./recency.ts"
 import { ScopeIndex, type IndexInfo, type ScopeOptions } from "./scope.ts"
 import { folderName, slugify } from "./slug.ts"
+import { snippet } from "./snippet.ts"
 
 export interface MemoryOptions {
   /** DATA_DIR/memory */
@@ -34,6 +36,10 @@ export interface MemoryOptions {
 }
 
 const SHARED_FOLDER = "shared"
+/** Candidates ranked by BM25 before the recency prior picks the hits: a newer note a few
+ *  places down must be able to move up. */
+const POOL_FACTOR = 4
+const MIN_POOL = 20
 /** Highest numeric suffix tried for same-day notes with the same slug. */
 const MAX_SAME_NAME = 1000
 
@@ -97,12 +103,16 @@ export class Memory implements MemoryService {
 
   /** Expects a query with searchable words and a limit of 1–50 (the tool checks both). */
   async search(user: string, search: MemorySearch): Promise<MemoryHit[]> {
-    return this.scope(user).search({
+    const { hits, terms } = await this.scope(user).search({
       query: search.query,
       after: search.after && localDay(search.after),
       before: search.before && localDay(search.before),
-      limit: search.limit,
+      limit: Math.max(search.limit * POOL_FACTOR, MIN_POOL),
     })
+    const dated = hits.map((hit) => ({ ...hit, date: hit.chunk.date }))
+    return withRecency(dated)
+      .slice(0, search.limit)
+      .map(({ chunk, language, score }) => ({ source: chunk.source, date: chunk.date, content: snippet(chunk.text, terms, language), score: Math.round(score * 1000) / 1000 }))
   }
 
   /** Rebuilds `user`'s index now (normally it happens when enough notes changed). */

@@ -1,0 +1,76 @@
+/**
+ * Per-language word analysis. Each supported language is one entry of LANGUAGES: its stop
+ * words, its Snowball stemmer and any extra terms a word should also be found by. A text's
+ * language comes from tinyld; a text it cannot place, or places in a language without an
+ * entry, is analysed as DEFAULT_LANGUAGE. Chinese and Japanese runs are segmented by script
+ * in text.ts whatever the language.
+ *
+ * Adding a language is one entry, e.g. French:
+ *   fr: { stopWords: new Set(frenchStopWords), stem: snowball(frenchStemmer), compounds: false },
+ */
+import { createRequire } from "node:module"
+import { stemmer as germanStemmer } from "@orama/stemmers/german"
+import { stopwords as germanStopWords } from "@orama/stopwords/german"
+import { detect } from "tinyld"
+import porter2 from "wink-nlp-utils/src/string-stem.js"
+
+export interface Language {
+  /** Lower-cased NFKC words (accents kept) that carry no meaning alone. */
+  stopWords: ReadonlySet<string>
+  /** The terms of one lower-cased NFKC word (accents kept) that is not a stop word. */
+  stem(word: string): string[]
+  /** Long words are compounds of other words (query-time decompounding, see expand.ts). */
+  compounds: boolean
+}
+
+const LATIN = /^[\p{sc=Latin}\p{M}\p{N}']+$/u
+
+/** Accents off a Latin word: "zürich" → "zurich". Stemmers that know their accents run before this. */
+export function fold(word: string): string {
+  return /[^\x00-\x7f]/.test(word) && LATIN.test(word) ? word.normalize("NFD").replace(/\p{M}+/gu, "") : word
+}
+
+const STEMMABLE = /^[a-z][a-z']*$/
+const englishStopWords: ReadonlySet<string> = new Set(createRequire(import.meta.url)("wink-nlp-utils/src/dictionaries/stop_words.json") as string[])
+
+/** English as before languages were told apart: accents folded, then Porter2 (wink). */
+function english(word: string): string[] {
+  const folded = fold(word)
+  return [STEMMABLE.test(folded) ? porter2(folded) : folded]
+}
+
+/** Separable verb prefixes that come before the ge- of a participle (ab-ge-holt). */
+const SEPARABLE = /^(ab|an|auf|aus|bei|ein|fest|her|hin|los|mit|nach|vor|weg|zu|zuruck|zusammen)?ge(.{3,}?)(e?t|en)$/
+
+/**
+ * German Snowball stems, plus the stem of the word's verb base where the word is an inflected
+ * verb form Snowball leaves whole: a participle (abgeholt → abhol, as Abholung and abholen) or
+ * a -t form (tropft → tropf, besichtigt → besichtig). The extra term sits beside the Snowball
+ * stem rather than replacing it, so a word that only looks like a participle (Gebiet) still
+ * matches itself.
+ */
+function german(word: string): string[] {
+  const stem = fold(germanStemmer(word))
+  const plain = fold(word).replace(/ß/g, "ss")
+  const participle = SEPARABLE.exec(plain)
+  const base = participle ? `${participle[1] ?? ""}${participle[2]}` : plain.length >= 5 && plain.endsWith("t") ? plain.slice(0, -1) : undefined
+  const verb = base === undefined ? undefined : fold(germanStemmer(base))
+  return verb && verb !== stem && verb.length >= 3 ? [stem, verb] : [stem]
+}
+
+export const LANGUAGES = {
+  en: { stopWords: englishStopWords, stem: english, compounds: false },
+  de: { stopWords: new Set(germanStopWords), stem: german, compounds: true },
+} satisfies Record<string, Language>
+
+export type LanguageCode = keyof typeof LANGUAGES
+export const DEFAULT_LANGUAGE: LanguageCode = "en"
+export const LANGUAGE_CODES = Object.keys(LANGUAGES) as LanguageCode[]
+
+/** Enough text to tell a language; detection time grows with the text. */
+const DETECT_CHARS = 600
+
+export function detectLanguage(text: string): LanguageCode {
+  const code = detect(text.length > DETECT_CHARS ? text.slice(0, DETECT_CHARS) : text)
+  return code in LANGUAGES ? (code as LanguageCode) : DEFAULT_LANGUAGE
+}
