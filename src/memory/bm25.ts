@@ -73,6 +73,15 @@ export interface Scored {
   chunk: Chunk
   language: LanguageCode
   score: number
+  /** A bit per query word the chunk matched (see Query), for telling notes about the same thing. */
+  covers: number
+}
+
+/** Query terms, with parallel weights (default all 1) and, per term, a bit per query word it stands for. */
+export interface Query {
+  terms: readonly string[]
+  weights?: readonly number[]
+  words?: readonly number[]
 }
 
 export function statsOf(chunks: readonly TermChunk[], queryTerms: readonly string[]): CorpusStats {
@@ -96,10 +105,11 @@ export function combine(a: CorpusStats, b: CorpusStats): CorpusStats {
 }
 
 /**
- * Brute-force BM25; like wink, a term repeated in the query counts again. `weights` (default
- * all 1) scale each query term's contribution: corrected and compound terms count less.
+ * Brute-force BM25; like wink, a term repeated in the query counts again. `weights` scale each
+ * query term's contribution: corrected and compound terms count less.
  */
-export function rank(chunks: readonly TermChunk[], queryTerms: readonly string[], stats: CorpusStats, filter: ChunkFilter, limit: number, weights?: readonly number[]): Scored[] {
+export function rank(chunks: readonly TermChunk[], query: Query | readonly string[], stats: CorpusStats, filter: ChunkFilter, limit: number): Scored[] {
+  const { terms: queryTerms, weights, words } = "terms" in query ? query : { terms: query }
   if (stats.docs === 0) return []
   const average = stats.length / stats.docs || 1
   const idf = new Map(Object.entries(stats.df).map(([term, n]) => [term, Math.log((stats.docs - n + 0.5) / (n + 0.5) + K)]))
@@ -108,17 +118,20 @@ export function rank(chunks: readonly TermChunk[], queryTerms: readonly string[]
     if (!accepts(filter, chunk)) continue
     const norm = K1 * (1 - B + (B * chunk.length) / average)
     let score = 0
+    let covers = 0
     for (const [i, term] of queryTerms.entries()) {
       const f = chunk.tf.get(term)
-      if (f) score += (weights?.[i] ?? 1) * (idf.get(term) ?? 0) * ((f * (K1 + 1)) / (norm + f))
+      if (!f) continue
+      score += (weights?.[i] ?? 1) * (idf.get(term) ?? 0) * ((f * (K1 + 1)) / (norm + f))
+      covers |= words?.[i] ?? 0
     }
-    keepTop(top, { chunk, language: chunk.language, score }, limit)
+    keepTop(top, { chunk, language: chunk.language, score, covers }, limit)
   }
   return top
 }
 
 /** Inserts into `top` (best first, at most `limit` long) if the score is positive and high enough. */
-function keepTop(top: Scored[], scored: Scored, limit: number): void {
+function keepTop<T extends { score: number }>(top: T[], scored: T, limit: number): void {
   if (scored.score <= 0 || (top.length === limit && scored.score <= top[limit - 1]!.score)) return
   let at = top.length
   while (at > 0 && top[at - 1]!.score < scored.score) at--
@@ -208,9 +221,10 @@ export class ChunkIndex {
     return { docs: this.chunks.length, length: this.length, df }
   }
 
-  /** `weights` as in rank(). */
-  search(queryTerms: readonly string[], filter: ChunkFilter, limit: number, termWeights?: readonly number[]): Scored[] {
-    if (this.few) return rank(this.few, queryTerms, this.stats(queryTerms), filter, limit, termWeights)
+  /** Scores as rank() does. */
+  search(query: Query | readonly string[], filter: ChunkFilter, limit: number): Scored[] {
+    const { terms: queryTerms, weights: termWeights, words } = "terms" in query ? query : { terms: query }
+    if (this.few) return rank(this.few, query, this.stats(queryTerms), filter, limit)
     const search = ++this.searches
     const touched: number[] = []
     for (const [t, term] of queryTerms.entries()) {
@@ -229,18 +243,41 @@ export class ChunkIndex {
         this.scores[id] += scale * weights[i]!
       }
     }
-    const top: Scored[] = []
-    for (const id of touched) {
-      const chunk = this.chunks[id]!
-      if (accepts(filter, chunk)) keepTop(top, { chunk, language: LANGUAGE_CODES[this.languages[id]!]!, score: this.scores[id]! }, limit)
-    }
-    return top
+    const top: Array<{ id: number; score: number }> = []
+    for (const id of touched) if (accepts(filter, this.chunks[id]!)) keepTop(top, { id, score: this.scores[id]! }, limit)
+    // Which words a chunk matched is worked out for the few top chunks only.
+    return top.map(({ id, score }) => ({
+      chunk: this.chunks[id]!,
+      language: LANGUAGE_CODES[this.languages[id]!]!,
+      score,
+      covers: words ? this.coverage(id, queryTerms, words) : 0,
+    }))
+  }
+
+  private coverage(id: number, queryTerms: readonly string[], words: readonly number[]): number {
+    let covers = 0
+    for (const [i, term] of queryTerms.entries()) if (includes(this.postingsOf(term), id)) covers |= words[i]!
+    return covers
   }
 
   private postingsOf(term: string): Int32Array | undefined {
     const token = this.tokens[term]
     return token === undefined ? undefined : this.postings[token]
   }
+}
+
+/** Postings are in chunk order, so membership is a binary search. */
+function includes(ids: Int32Array | undefined, id: number): boolean {
+  if (!ids) return false
+  let low = 0
+  let high = ids.length - 1
+  while (low <= high) {
+    const mid = (low + high) >> 1
+    if (ids[mid] === id) return true
+    if (ids[mid]! < id) low = mid + 1
+    else high = mid - 1
+  }
+  return false
 }
 
 /** Turns wink's per-chunk weights (chunk → token → weight) into per-token postings. */

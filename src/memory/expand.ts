@@ -15,6 +15,8 @@ import type { Vocabulary } from "./vocabulary.ts"
 export interface WeightedTerm {
   term: string
   weight: number
+  /** A bit per query word (by index, the first 31) the term stands for. */
+  words: number
 }
 
 export const WEIGHTS = {
@@ -43,10 +45,10 @@ export interface Expansion {
 
 /** `known`: terms indexed elsewhere (the notes changed since the index was built). */
 export function expandQuery(words: readonly QueryWord[], vocabulary: Vocabulary, known: ReadonlySet<string> = new Set()): Expansion {
-  const weights = new Map<string, number>()
-  const add = (term: string, weight: number) => weights.set(term, Math.max(weight, weights.get(term) ?? 0))
+  const terms = new Map<string, WeightedTerm>()
   const unresolved: number[] = []
   for (const [i, word] of words.entries()) {
+    const add = (term: string, weight: number) => merge(terms, { term, weight, words: wordBit(i) })
     const form = word.forms.find((f) => f.terms.some((term) => known.has(term) || vocabulary.has(term, f.language)))
     if (form) {
       for (const term of form.terms) add(term, WEIGHTS.exact)
@@ -56,15 +58,23 @@ export function expandQuery(words: readonly QueryWord[], vocabulary: Vocabulary,
       for (const { term, weight } of corrections(word, vocabulary)) add(term, weight)
     }
   }
-  return { terms: [...weights].map(([term, weight]) => ({ term, weight })), unresolved }
+  return { terms: [...terms.values()], unresolved }
+}
+
+export const wordBit = (index: number) => (index < 31 ? 1 << index : 0)
+
+/** Adds `term` to `terms`: a term two words lead to keeps the higher weight and stands for both. */
+export function merge(terms: Map<string, WeightedTerm>, term: WeightedTerm): void {
+  const known = terms.get(term.term)
+  terms.set(term.term, known ? { term: term.term, weight: Math.max(known.weight, term.weight), words: known.words | term.words } : term)
 }
 
 /**
  * The lower-weight matches of a word the index does not know, from each of its analyses: a
  * misspelt word's language is anyone's guess.
  */
-export function corrections(word: QueryWord, vocabulary: Vocabulary): WeightedTerm[] {
-  const out: WeightedTerm[] = []
+export function corrections(word: QueryWord, vocabulary: Vocabulary): Array<Omit<WeightedTerm, "words">> {
+  const out: Array<Omit<WeightedTerm, "words">> = []
   const maxDistance = Array.from(word.text).length >= ONE_EDIT_BELOW ? 2 : 1
   for (const { language, terms } of word.forms) {
     if (language && LANGUAGES[language].compounds) {

@@ -45,6 +45,7 @@ export interface WorkerHit {
   text: string
   language: LanguageCode
   score: number
+  covers: number
 }
 
 export type SearchReply =
@@ -76,7 +77,8 @@ function answer(index: ChunkIndex, request: SearchRequest): SearchReply {
   const { terms, unresolved } = expandQuery(request.words, index.vocabulary(), new Set(request.known))
   const queryTerms = terms.map((t) => t.term)
   const filter: ChunkFilter = { after: request.after, before: request.before, exclude: new Set(request.exclude) }
-  const hits = index.search(queryTerms, filter, request.limit, terms.map((t) => t.weight)).map(({ chunk, language, score }) => ({ ...chunk, language, score }))
+  const query = { terms: queryTerms, weights: terms.map((t) => t.weight), words: terms.map((t) => t.words) }
+  const hits = index.search(query, filter, request.limit).map(({ chunk, language, score, covers }) => ({ ...chunk, language, score, covers }))
   return { id: request.id, hits, terms, unresolved, stats: index.stats(queryTerms) }
 }
 

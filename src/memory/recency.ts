@@ -1,8 +1,9 @@
 /**
  * The recency prior: when notes are about the same thing, the newest is the current fact.
- * Hits whose scores are within RECENCY_BAND of the best of their group count as equally good
- * matches, and among those the newer note comes first. Chosen by measurement on the retrieval
- * set (test/support/retrieval) over a temporal decay relative to the newest match:
+ * Hits within RECENCY_BAND of each other's score that match the same query words count as
+ * equally good matches of the same thing, and the newer one comes first. Chosen by measurement
+ * on the retrieval set (test/support/retrieval) over a temporal decay relative to the newest
+ * match:
  *
  *                          recall@5   current fact@1
  *   no prior                 0.986        0.333
@@ -21,20 +22,26 @@ export interface Dated {
   /** YYYY-MM-DD */
   date: string
   score: number
+  /** A bit per query word the hit matched. */
+  covers: number
 }
 
 /**
- * `hits` best first: sorted by score, then cut into groups of hits within `band` of the group's
- * first, each group newest first.
+ * `hits` best first: by score, except that a newer hit moves ahead of older ones it is about
+ * as good as (within `band` of their score) and that match no query word it does not match.
+ * The second condition keeps this to notes about the same thing: a newer note that matches
+ * other words of the query is a different note, not a newer version of this one.
  */
 export function withRecency<T extends Dated>(hits: readonly T[], band = RECENCY_BAND): T[] {
-  const sorted = [...hits].sort((a, b) => b.score - a.score)
   const out: T[] = []
-  for (let start = 0; start < sorted.length; ) {
-    let end = start + 1
-    while (end < sorted.length && sorted[end]!.score >= (1 - band) * sorted[start]!.score) end++
-    out.push(...sorted.slice(start, end).sort((a, b) => b.date.localeCompare(a.date)))
-    start = end
+  for (const hit of [...hits].sort((a, b) => b.score - a.score)) {
+    let at = out.length
+    while (at > 0 && supersedes(hit, out[at - 1]!, band)) at--
+    out.splice(at, 0, hit)
   }
   return out
+}
+
+function supersedes(newer: Dated, older: Dated, band: number): boolean {
+  return newer.date > older.date && newer.score >= (1 - band) * older.score && (newer.covers & older.covers) === older.covers
 }

@@ -24,7 +24,7 @@ import { mkdir } from "node:fs/promises"
 import path from "node:path"
 import { setImmediate as nextTurn } from "node:timers/promises"
 import { combine, rank, statsOf, vocabularyOf, withTerms, type ChunkFilter, type Scored, type TermChunk } from "./bm25.ts"
-import { corrections } from "./expand.ts"
+import { corrections, merge, wordBit } from "./expand.ts"
 import { IndexWorker } from "./index-client.ts"
 import type { Ready } from "./index-worker.ts"
 import { DAILY_FOLDER, isNoteName, listNotes, readNote, sameStamp, statNote, type Chunk, type Stamp } from "./notes.ts"
@@ -125,13 +125,13 @@ export class ScopeIndex {
     const { limit, after, before } = search
     const { hits, terms, unresolved, stats } = await serving.search({ words, known, after, before, limit, exclude: [...this.delta.keys()] })
     // Words neither the index nor the delta knows: the delta's own corrections join the index's.
-    const weights = new Map(terms.map(({ term, weight }) => [term, weight]))
-    for (const i of unresolved) for (const { term, weight } of corrections(words[i]!, freshVocabulary)) weights.set(term, Math.max(weight, weights.get(term) ?? 0))
-    const queryTerms = [...weights.keys()]
+    const all = new Map(terms.map((term) => [term.term, term]))
+    for (const i of unresolved) for (const correction of corrections(words[i]!, freshVocabulary)) merge(all, { ...correction, words: wordBit(i) })
+    const query = { terms: [...all.keys()], weights: [...all.values()].map((t) => t.weight), words: [...all.values()].map((t) => t.words) }
     const filter: ChunkFilter = { after, before }
-    const freshHits = rank(fresh, queryTerms, combine(stats, statsOf(fresh, queryTerms)), filter, limit, [...weights.values()])
-    const indexHits = hits.map(({ score, language, ...chunk }) => ({ chunk, language, score }))
-    return { hits: [...indexHits, ...freshHits].sort((a, b) => b.score - a.score).slice(0, limit), terms: new Set(queryTerms) }
+    const freshHits = rank(fresh, query, combine(stats, statsOf(fresh, query.terms)), filter, limit)
+    const indexHits = hits.map(({ score, language, covers, ...chunk }) => ({ chunk, language, score, covers }))
+    return { hits: [...indexHits, ...freshHits].sort((a, b) => b.score - a.score).slice(0, limit), terms: new Set(query.terms) }
   }
 
   /** Builds a new index from the files; resolves once it serves. Calls during a build queue one more. */

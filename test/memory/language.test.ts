@@ -41,8 +41,8 @@ describe("English analysis", () => {
 describe("queryWords", () => {
   it("analyses each word in every language, the query's own first, without its stop words", () => {
     const words = queryWords("Wann wird das Kind abgeholt")
-    expect(words.map((word) => word.text)).toEqual(["wann", "kind", "abgeholt"])
-    const [, kind, abgeholt] = words
+    expect(words.map((word) => word.text)).toEqual(["kind", "abgeholt"])
+    const [kind, abgeholt] = words
     expect(kind!.forms[0]).toEqual({ language: "de", terms: ["kind"] })
     expect(abgeholt!.forms.map((form) => form.language)).toEqual(["de", "en"])
     expect(abgeholt!.forms[0]!.terms).toEqual(["abgeholt", "abhol"])
@@ -52,5 +52,13 @@ describe("queryWords", () => {
   it("keeps Chinese and Japanese terms language-free", () => {
     const words = queryWords("明天 meeting")
     expect(words.find((word) => word.text === "明天")!.forms).toEqual([{ terms: ["明天"] }])
+  })
+})
+
+describe("English irregular verbs", () => {
+  it("adds the verb of an irregular past form beside its stem: paid ~ pays, ran ~ running", () => {
+    expect(terms("paid", "en")).toEqual(["paid", "pay"])
+    expect(terms("pays", "en")).toEqual(["pay"])
+    expect(terms("ran", "en")).toContain(terms("running", "en")[0])
   })
 })
