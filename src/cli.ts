@@ -1,6 +1,7 @@
 import { resolve } from "node:path"
 import { approvePairing } from "./access/access.ts"
-import { orExit, readEnvFile } from "./config/config.ts"
+import { configOrExit, orExit, readEnvFile } from "./config/config.ts"
+import { reindexMemory } from "./memory/reindex.ts"
 import { EVENT_NAME } from "./schedule/condition.ts"
 import { raiseEvent } from "./schedule/events.ts"
 import { Store } from "./store/store.ts"
@@ -12,11 +13,15 @@ import { Store } from "./store/store.ts"
 const USAGE = `usage: npm run steward -- <command>
   pairing approve <code>   let the user who was given <code> talk to Steward
   pairing list             show pairing codes waiting for approval
-  event <name>             raise an event for conditional tasks and schedules`
+  event <name>             raise an event for conditional tasks and schedules
+  memory reindex           embed every memory note again with EMBEDDING_MODEL`
 
 async function main(args: string[]): Promise<number> {
   orExit(readEnvFile)
   const [command, sub, value] = args
+  if (command === "memory" && sub === "reindex" && !value) {
+    return reindexMemory(configOrExit(), (line) => process.stdout.write(`${line}\n`), (line) => process.stderr.write(`${line}\n`))
+  }
   const known = (command === "pairing" && (sub === "list" || (sub === "approve" && value))) || (command === "event" && sub && !value)
   if (!known) {
     process.stderr.write(`${USAGE}\n`)

@@ -6,6 +6,7 @@ import type { Channel } from "./channel/channel.ts"
 import { startApp, type App } from "./app.ts"
 import { ConfigError, configOrExit } from "./config/config.ts"
 import { createLogger } from "./log/log.ts"
+import { embedderFor } from "./memory/embedder.ts"
 import { Memory } from "./memory/memory.ts"
 
 const config = configOrExit(process.env, ".env")
@@ -27,6 +28,9 @@ const memory = new Memory({
   scope: config.memoryScope,
   // A failed background rebuild: the previous index (or the brute-force stand-in) keeps serving.
   onError: (error) => log.error({ err: error }, "memory: background index rebuild failed"),
+  // With EMBEDDING_MODEL, hybrid search; a failed or slow embedding falls back to lexical.
+  embedder: embedderFor(config),
+  onWarning: (message) => log.warn(message),
 })
 
 /** Slack and Telegram when their tokens are set (both may run in one process); else the console. */
@@ -48,6 +52,8 @@ try {
   const started = channels()
   app = await startApp(config, log, started, memory)
   log.info({ dataDir: config.dataDir, channels: started.map((channel) => channel.name) }, "Steward started")
+  // Notes written or changed while Steward was down (or under another model) are embedded in the background.
+  void memory.embedAll().catch((error) => log.warn({ err: error }, "memory: could not list the memory folders to embed"))
 } catch (error) {
   process.stderr.write(`steward: ${error instanceof ConfigError ? "" : "could not start: "}${error instanceof Error ? error.message : error}\n`)
   process.exit(error instanceof ConfigError ? 2 : 1)

@@ -15,7 +15,7 @@ const parameters = z.object({
 export const searchMemoryTool = defineTool({
   id: "search_memory",
   description:
-    "Search the user's memory notes (full text, BM25). A note's date is its day: the daily note's date, or the entry date in memory.md; after/before are inclusive. " +
+    "Search the user's memory notes (full text, BM25; with an embedding model configured, also by meaning). A note's date is its day: the daily note's date, or the entry date in memory.md; after/before are inclusive. " +
     "Returns {hits: [{source, date, content, score}]}, best first, and among about equally good matches the newest first; content is the matching passage, at most 300 characters. " +
     "Facts change (a move, a new job, a new number): when several notes answer the same question, the newest note is the current fact and older ones are history.",
   parameters,

@@ -3,6 +3,8 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Memory } from "../../src/memory/memory.ts"
+import { startEmbeddingsServer, type EmbeddingsServer } from "../fakes/embeddings-server.ts"
+import { hybridMemory } from "../support/retrieval/hybrid.ts"
 import { QUERIES } from "../support/retrieval/queries.ts"
 import { figuresOf, runQueries, writeSet, type QueryResult } from "../support/retrieval/run.ts"
 
@@ -38,5 +40,41 @@ describe("retrieval set, lexical", () => {
 
   it("keeps every hit inside the query's date window", () => {
     expect(results.filter((r) => r.outsideWindow).map((r) => r.query.query)).toEqual([])
+  })
+})
+
+/** The whole set, paraphrases included, against hybrid search with the fake embedder on 127.0.0.1. */
+describe("retrieval set, hybrid", () => {
+  let dir: string
+  let server: EmbeddingsServer
+  let memory: Memory
+  let results: QueryResult[]
+  const warnings: string[] = []
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), "steward-retrieval-hybrid-"))
+    server = await startEmbeddingsServer()
+    memory = hybridMemory(server, { dir, onWarning: (message) => warnings.push(message) })
+    await writeSet(memory)
+    await memory.reindex()
+    results = await runQueries(memory)
+  })
+
+  afterAll(async () => {
+    await memory.close()
+    await server.close()
+    await rm(dir, { recursive: true, force: true })
+  })
+
+  it("meets the hybrid and paraphrase targets, and keeps current facts first", () => {
+    const figures = figuresOf(results)
+    expect(figures.recallAt5All).toBeGreaterThanOrEqual(0.9)
+    expect(figures.recallAt5Paraphrase).toBeGreaterThanOrEqual(0.8)
+    expect(figures.currentFactAt1).toBeGreaterThanOrEqual(0.9)
+    expect(warnings).toEqual([])
+  })
+
+  it("never returns another user's notes, and keeps vector hits inside the date window", () => {
+    expect(results.filter((r) => r.leaked || r.outsideWindow).map((r) => r.query.query)).toEqual([])
   })
 })
