@@ -6,6 +6,7 @@ import { localDay } from "../../src/memory/dates.ts"
 import { Memory } from "../../src/memory/memory.ts"
 import { startEmbeddingsServer, type EmbeddingsServer } from "../fakes/embeddings-server.ts"
 import { hybridMemory } from "../support/retrieval/hybrid.ts"
+import { eventually } from "../support/wait-for.ts"
 
 const A = "telegram:1001"
 const B = "telegram:1002"
@@ -63,14 +64,14 @@ describe("hybrid search", () => {
     await memory.reindex()
     expect(server.embedded).toBe(3)
     await memory.remember(A, "The babysitter Jonas is free on weekday evenings", false)
-    await waitFor(() => server.embedded === 4, "the new note embedded")
+    await eventually(() => server.embedded === 4, "the new note embedded")
     await search("who minds the kids at night")
     expect(server.requests.at(-1)!.input).toEqual(["who minds the kids at night"])
     await memory.close()
     const before = server.requests.length
     open()
     await memory.embedAll()
-    await waitFor(async () => sources(await search("who minds the children at night")).includes(`memory/${localDay(new Date())}-the-babysitter-jonas-is-free-on-weekday-evenings.md`), "the stored vectors used")
+    await eventually(async () => sources(await search("who minds the children at night")).includes(`memory/${localDay(new Date())}-the-babysitter-jonas-is-free-on-weekday-evenings.md`), "the stored vectors used")
     // Only the queries were embedded: the notes' vectors came from the file.
     expect(server.requests.slice(before).every((request) => request.input.length === 1)).toBe(true)
   })
@@ -82,8 +83,8 @@ describe("hybrid search", () => {
     await memory.close()
     open({ model: "fake-embed-v2" })
     await memory.embedAll()
-    await waitFor(() => server.requests.filter((r) => r.model === "fake-embed-v2" && r.input.length === 3).length === 1, "a re-embedding with the new model")
-    await waitFor(async () => (await readFile(join(memory.folder(A), ".vectors.bin"), "utf8")).includes('"model":"openai-compatible:fake-embed-v2"'), "the vectors saved with the new model")
+    await eventually(() => server.requests.filter((r) => r.model === "fake-embed-v2" && r.input.length === 3).length === 1, "a re-embedding with the new model")
+    await eventually(async () => (await readFile(join(memory.folder(A), ".vectors.bin"), "utf8")).includes('"model":"openai-compatible:fake-embed-v2"'), "the vectors saved with the new model")
   })
 
   it("answers from lexical search, with a warning, when the provider fails", async () => {
@@ -139,12 +140,3 @@ describe("hybrid search", () => {
     await expect(memory.reindex()).rejects.toThrow(/no embedding model/)
   })
 })
-
-/** Polls `check` (which may be async) until it holds, for at most `timeoutMs`. */
-async function waitFor(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 20))
-  }
-}

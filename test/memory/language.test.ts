@@ -9,6 +9,14 @@ describe("detectLanguage", () => {
     expect(detectLanguage("dentst bill")).toBe("en")
     expect(detectLanguage("明天天气很好")).toBe("en")
   })
+
+  it("does not ask the detector about plain ASCII without a single stop word: nothing to tell a language by", () => {
+    expect(detectLanguage("brakousti velanor stikemal drouman")).toBe("en")
+    expect(detectLanguage("Zahnarzttermin Hoffmann")).toBe("en")
+    // One stop word, or a letter beyond ASCII, is enough to ask.
+    expect(detectLanguage("Termin beim Zahnarzt")).toBe("de")
+    expect(detectLanguage("Kita-Gutschein verlängern")).toBe("de")
+  })
 })
 
 describe("German analysis", () => {
