@@ -43,7 +43,8 @@ export class Hybrid {
   /** Background syncs run one after another on this chain. */
   private queue: Promise<unknown> = Promise.resolve()
   private readonly waiting = new Set<string>()
-  private closed = false
+  /** Aborts the background sync at close, so a provider that hangs cannot hold up a shutdown. */
+  private readonly stop = new AbortController()
 
   constructor(private readonly options: HybridOptions) {}
 
@@ -79,15 +80,17 @@ export class Hybrid {
 
   /** Brings `dir`'s vectors up to date in the background, after the syncs already queued. */
   refresh(dir: string): void {
-    if (this.closed || this.waiting.has(dir)) return
+    if (this.stop.signal.aborted || this.waiting.has(dir)) return
     this.waiting.add(dir)
     this.queue = this.queue.then(async () => {
       this.waiting.delete(dir)
-      if (this.closed) return
+      if (this.stop.signal.aborted) return
       this.synced.set(dir, Date.now())
       await this.folder(dir)
-        .sync()
-        .catch((error) => this.options.onWarning(`memory: embedding the notes of ${dir} failed (${error instanceof Error ? error.message : String(error)}); will try again`))
+        .sync({ signal: this.stop.signal })
+        .catch((error) => {
+          if (!this.stop.signal.aborted) this.options.onWarning(`memory: embedding the notes of ${dir} failed (${error instanceof Error ? error.message : String(error)}); will try again`)
+        })
     })
   }
 
@@ -96,9 +99,9 @@ export class Hybrid {
     return this.folder(dir).sync({ force: true })
   }
 
-  /** Stops queueing syncs and waits for the running one. */
+  /** Stops the background syncs: the running one is aborted (what it embedded is saved). */
   async close(): Promise<void> {
-    this.closed = true
+    this.stop.abort()
     await this.queue.catch(() => {})
   }
 

@@ -137,7 +137,9 @@ export class Memory implements MemoryService {
     const queryVector = this.hybrid?.embedQuery(search.query)
     const lexical = await this.scope(user).search({ query: search.query, after, before, limit: pool })
     const vector = await queryVector
-    const candidates: Candidate[] = vector ? fuse(lexical.hits, this.hybrid!.search(folder, vector, { after, before }, pool)) : lexical.hits
+    const vectorHits = vector ? this.hybrid!.search(folder, vector, { after, before }, pool) : []
+    // No vectors yet (a first sync still running): the lexical ranking, with its own scores.
+    const candidates: Candidate[] = vectorHits.length > 0 ? fuse(lexical.hits, vectorHits) : lexical.hits
     const hits: MemoryHit[] = []
     for (const hit of withRecency(candidates.map((candidate) => ({ ...candidate, date: candidate.chunk.date })))) {
       if (hits.length === search.limit) break

@@ -48,18 +48,19 @@ export class FolderVectors {
 
   /**
    * Brings the vectors up to date with the notes. `force`: drop every vector and embed all
-   * chunks again. One sync at a time; a call during a sync runs one more after it.
+   * chunks again. `signal` stops it between batches and aborts the batch being embedded. One
+   * sync at a time; a call during a sync runs one more after it.
    */
-  sync({ force = false }: { force?: boolean } = {}): Promise<SyncInfo> {
+  sync(options: { force?: boolean; signal?: AbortSignal } = {}): Promise<SyncInfo> {
     if (!this.running) {
-      this.running = this.run(force).finally(() => (this.running = undefined))
+      this.running = this.run(options.force ?? false, options.signal).finally(() => (this.running = undefined))
       return this.running
     }
     this.queued ??= this.running
       .catch(() => undefined)
       .then(() => {
         this.queued = undefined
-        return this.sync({ force })
+        return this.sync(options)
       })
     return this.queued
   }
@@ -89,7 +90,7 @@ export class FolderVectors {
     return top
   }
 
-  private async run(force: boolean): Promise<SyncInfo> {
+  private async run(force: boolean, signal?: AbortSignal): Promise<SyncInfo> {
     // A forced sync, or vectors of another model, must be written over even if nothing is left to embed.
     let rewrite = force
     if (!this.loaded || force) {
@@ -106,7 +107,12 @@ export class FolderVectors {
       const pending = [...missing]
       for (let i = 0; i < pending.length; i += EMBED_BATCH) {
         const batch = pending.slice(i, i + EMBED_BATCH)
-        const vectors = await this.embedder.embed(batch.map(([, text]) => text), AbortSignal.timeout(BATCH_TIMEOUT_MS))
+        signal?.throwIfAborted()
+        const deadline = AbortSignal.timeout(BATCH_TIMEOUT_MS)
+        const vectors = await this.embedder.embed(
+          batch.map(([, text]) => text),
+          signal ? AbortSignal.any([signal, deadline]) : deadline,
+        )
         batch.forEach(([key], j) => this.vectors.set(key, vectors[j]!))
         embedded += batch.length
         // Searchable batch by batch: a first sync of a large memory takes minutes.

@@ -75,6 +75,8 @@ export interface EmbeddingsServer {
   mode: "ok" | "fail" | "hang"
   /** Texts embedded so far. */
   readonly embedded: number
+  /** Requests held open in "hang" mode. */
+  readonly hanging: number
   close(): Promise<void>
 }
 
@@ -86,6 +88,9 @@ export async function startEmbeddingsServer(): Promise<EmbeddingsServer> {
     mode: "ok",
     get embedded() {
       return state.requests.reduce((sum, request) => sum + request.input.length, 0)
+    },
+    get hanging() {
+      return hanging.size
     },
     close: async () => {
       for (const response of hanging) response.destroy()

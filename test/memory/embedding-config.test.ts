@@ -10,16 +10,6 @@ import { startEmbeddingsServer, type EmbeddingsServer } from "../fakes/embedding
 const ROOT = resolve(import.meta.dirname, "../..")
 const BASE = { MODEL: "openai:gpt-4.1-mini", OPENAI_API_KEY: "sk-test" }
 
-function errorOf(env: NodeJS.ProcessEnv): ConfigError {
-  try {
-    loadConfig(env)
-  } catch (error) {
-    expect(error).toBeInstanceOf(ConfigError)
-    return error as ConfigError
-  }
-  throw new Error("loadConfig accepted a bad environment")
-}
-
 describe("EMBEDDING_MODEL", () => {
   it("is optional and read like MODEL", () => {
     expect(loadConfig(BASE).embeddingModel).toBeUndefined()
@@ -28,14 +18,16 @@ describe("EMBEDDING_MODEL", () => {
     expect(local.embeddingModel).toEqual({ provider: "openai-compatible", id: "nomic-embed-text:v1.5", variable: "EMBEDDING_MODEL" })
   })
 
-  it("refuses a bad value, a provider without embeddings and a provider that is not configured, in one line", () => {
-    expect(errorOf({ ...BASE, EMBEDDING_MODEL: "nomic" }).message).toMatch(/^EMBEDDING_MODEL: expected <provider>:<model-id>.*, got "nomic"$/)
-    expect(errorOf({ ...BASE, ANTHROPIC_API_KEY: "ak", EMBEDDING_MODEL: "anthropic:claude" }).message).toBe(
-      'EMBEDDING_MODEL: anthropic has no embedding models; expected openai or openai-compatible, got "anthropic:claude"',
-    )
-    expect(errorOf({ ...BASE, EMBEDDING_MODEL: "openai-compatible:nomic-embed-text" }).message).toBe(
-      "OPENAI_COMPATIBLE_BASE_URL is not set: expected the server's http(s) URL, e.g. http://localhost:11434/v1, because EMBEDDING_MODEL uses openai-compatible",
-    )
+  it.each([
+    [{ EMBEDDING_MODEL: "nomic" }, /^EMBEDDING_MODEL: expected <provider>:<model-id>.*, got "nomic"$/],
+    [{ ANTHROPIC_API_KEY: "ak", EMBEDDING_MODEL: "anthropic:claude" }, /^EMBEDDING_MODEL: anthropic has no embedding models; expected openai or openai-compatible, got "anthropic:claude"$/],
+    [
+      { EMBEDDING_MODEL: "openai-compatible:nomic-embed-text" },
+      /^OPENAI_COMPATIBLE_BASE_URL is not set: expected the server's http\(s\) URL, e\.g\. http:\/\/localhost:11434\/v1, because EMBEDDING_MODEL uses openai-compatible$/,
+    ],
+  ])("refuses %j in one line", (env, message) => {
+    expect(() => loadConfig({ ...BASE, ...env })).toThrow(ConfigError)
+    expect(() => loadConfig({ ...BASE, ...env })).toThrow(message)
   })
 })
 

@@ -107,6 +107,18 @@ describe("hybrid search", () => {
     expect(warnings).toEqual([expect.stringMatching(/embedding the query failed \(no answer within 200 ms|aborted/)])
   })
 
+  it("stops a background embedding that hangs when closed", async () => {
+    open()
+    await someNotes()
+    server.mode = "hang"
+    await memory.embedAll()
+    await eventually(() => server.hanging > 0, "the embedding request sent")
+    const start = performance.now()
+    await memory.close()
+    expect(performance.now() - start).toBeLessThan(2_000)
+    expect(warnings).toEqual([])
+  })
+
   it("keeps vector hits to the user's own notes and to the date window", async () => {
     open()
     await someNotes()
