@@ -1,11 +1,13 @@
 /**
  * Steward's memory: Markdown files, one folder per user (or one shared folder), searched
- * with BM25. The files are the truth: the index is derived from them and anything written
- * into the folder by hand is searchable too.
+ * with BM25 (scope.ts), and by meaning too when an embedder is given (hybrid.ts). The files
+ * are the truth: indexes and vectors are derived from them and anything written into the
+ * folder by hand is searchable too.
  *
  *   <dir>/<folder>/memory.md                          long-term entries, `## YYYY-MM-DD` each
  *   <dir>/<folder>/memory/YYYY-MM-DD-<slug>.md        one note per remember()
  *   <dir>/<folder>/memory/YYYY-MM-DD-conversation-summary.md   compaction summaries, `## HH:MM` each
+ *   <dir>/<folder>/.vectors.bin                       chunk vectors with the model's name (hybrid only)
  *
  * Dates are the local calendar day of this process (set TZ for the users' zone).
  */

@@ -2,7 +2,8 @@
  * Where a memory folder's chunk vectors are kept between runs, behind one small interface so
  * they can move into Steward's store later. The file store writes one hidden file per folder,
  * `.vectors.bin` (hidden files are not notes): a JSON header line (model, dimensions, chunk
- * keys) and then the vectors as little-endian float32, replaced atomically by a rename.
+ * keys) and then the vectors as float32 in the machine's byte order (little-endian on x86 and
+ * ARM), replaced atomically by a rename.
  */
 import { readFile, rename, writeFile } from "node:fs/promises"
 import path from "node:path"
