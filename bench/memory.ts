@@ -62,7 +62,6 @@ async function benchSize(figures: Figures, size: number, targets: boolean): Prom
     // The corpus is dropped before the rebuild below: a bench-sized main heap would add GC
     // pauses that Steward's main thread, which never holds the corpus, does not have.
     const queries = await compareWithFts(figures, label, targets, memory, join(root, "shared"), seededRandom(size + 1))
-    if (targets) await benchHybridOverhead(figures, label, root, queries)
 
     const idle: number[] = []
     for (let i = 0; i < FRESHNESS_TRIALS; i++) idle.push(await freshness(memory, `idle${i}`))
@@ -83,6 +82,8 @@ async function benchSize(figures: Figures, size: number, targets: boolean): Prom
     figures.add(`${label}_rebuild`, rebuilt.ms, "ms")
     figures.add(`${label}_freshness_during_rebuild_max`, Math.max(...during), "ms", "<= 100")
     figures.add(`${label}_event_loop_block_during_rebuild`, delay.max / 1e6, "ms", "<= 50")
+    // Last: the vectors it loads would otherwise be garbage collected during the rebuild above.
+    if (targets) await benchHybridOverhead(figures, label, root, queries)
   } finally {
     await memory.close()
     await rm(root, { recursive: true, force: true })
