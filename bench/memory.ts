@@ -16,6 +16,8 @@ import sqlite3 from "sqlite3"
 import { Memory } from "../src/memory/memory.ts"
 import { listNotes, readNote, type Chunk } from "../src/memory/notes.ts"
 import { Figures } from "./figures.ts"
+import { benchHybridOverhead } from "./hybrid.ts"
+import { runRetrievalBench } from "./retrieval.ts"
 import { seededRandom } from "../test/support/random.ts"
 
 const USER = "bench:owner"
@@ -41,6 +43,7 @@ interface Latency {
 
 export async function runMemoryBench({ json }: { json: boolean }): Promise<void> {
   const figures = new Figures(json)
+  await runRetrievalBench(figures)
   await benchSize(figures, 10_000, true)
   await benchSize(figures, 100_000, false)
 }
@@ -58,7 +61,7 @@ async function benchSize(figures: Figures, size: number, targets: boolean): Prom
     figures.add(`${label}_worker_heap_after_build`, built.heapUsed / 2 ** 20, "MiB")
     // The corpus is dropped before the rebuild below: a bench-sized main heap would add GC
     // pauses that Steward's main thread, which never holds the corpus, does not have.
-    await compareWithFts(figures, label, targets, memory, join(root, "shared"), seededRandom(size + 1))
+    const queries = await compareWithFts(figures, label, targets, memory, join(root, "shared"), seededRandom(size + 1))
 
     const idle: number[] = []
     for (let i = 0; i < FRESHNESS_TRIALS; i++) idle.push(await freshness(memory, `idle${i}`))
@@ -79,6 +82,8 @@ async function benchSize(figures: Figures, size: number, targets: boolean): Prom
     figures.add(`${label}_rebuild`, rebuilt.ms, "ms")
     figures.add(`${label}_freshness_during_rebuild_max`, Math.max(...during), "ms", "<= 100")
     figures.add(`${label}_event_loop_block_during_rebuild`, delay.max / 1e6, "ms", "<= 50")
+    // Last: the vectors it loads would otherwise be garbage collected during the rebuild above.
+    if (targets) await benchHybridOverhead(figures, label, root, queries)
   } finally {
     await memory.close()
     await rm(root, { recursive: true, force: true })
@@ -86,7 +91,8 @@ async function benchSize(figures: Figures, size: number, targets: boolean): Prom
 }
 
 /** Latency and recall@5 of Memory and of FTS5 on the same chunks and queries. */
-async function compareWithFts(figures: Figures, label: string, targets: boolean, memory: Memory, folder: string, random: () => number): Promise<void> {
+/** Returns the queries' texts, for the hybrid overhead. */
+async function compareWithFts(figures: Figures, label: string, targets: boolean, memory: Memory, folder: string, random: () => number): Promise<string[]> {
   const chunks = await loadChunks(folder)
   const queries = makeQueries(chunks, random)
   const db = new sqlite3.Database(":memory:")
@@ -111,6 +117,7 @@ async function compareWithFts(figures: Figures, label: string, targets: boolean,
     // Rounded down: a recall step is 1/QUERIES, far more than the rounding, so one query fewer still misses.
     figures.add(`${label}_recall_at_5`, ours.recall, "ratio", `>= ${Math.floor(fts.recall * 1000) / 1000}`)
     figures.add(`${label}_fts5_recall_at_5`, fts.recall, "ratio")
+    return queries.map((query) => query.text)
   } finally {
     await new Promise((resolve) => db.close(resolve))
   }

@@ -8,6 +8,7 @@ import { ConfigError, configOrExit, type Config } from "./config/config.ts"
 import { lockDataDir, type DataDirLock } from "./lock/data-dir-lock.ts"
 import { createLogger, type LoggedError } from "./log/log.ts"
 import { checkModels } from "./model/model-check.ts"
+import { embedderFor } from "./memory/embedder.ts"
 import { Memory } from "./memory/memory.ts"
 import { NewerDataError } from "./store/migrations.ts"
 
@@ -64,6 +65,9 @@ const memory = new Memory({
   scope: config.memoryScope,
   // A failed background rebuild: the previous index (or the brute-force stand-in) keeps serving.
   onError: (error) => log.error({ err: error }, "memory: background index rebuild failed"),
+  // With EMBEDDING_MODEL, hybrid search; a failed or slow embedding falls back to lexical.
+  embedder: embedderFor(config),
+  onWarning: (message) => log.warn(message),
 })
 
 /** Slack and Telegram when their tokens are set (both may run in one process); else the console.
@@ -105,6 +109,8 @@ try {
     for (const check of checks) if (!check.ok) log.warn({ check }, `${check.name}: ${check.detail} (fix: ${check.fix})`)
   })
   log.info({ dataDir: config.dataDir, channels: started.map((channel) => channel.name), adminPort: admin?.port }, "Steward started")
+  // Notes written or changed while Steward was down (or under another model) are embedded in the background.
+  void memory.embedAll().catch((error) => log.warn({ err: error }, "memory: could not list the memory folders to embed"))
 } catch (error) {
   // A configuration mistake or data this version cannot read: one line and exit 2, like a bad variable.
   const refused = error instanceof ConfigError || error instanceof NewerDataError

@@ -51,7 +51,7 @@ describe("address classification (ipaddr.js ranges)", () => {
     ["::7f00:1", "not global unicast"],
     ["64:ff9b::a00:1", "private"],
     ["64:ff9b::127.0.0.1", "loopback"],
-    ["64:ff9b:1::a00:1", "not global unicast"],
+    ["64:ff9b:1::a00:1", "private"],
     ["2002:a00:1::1", "6to4"],
     ["2001::1", "teredo"],
     ["2001:db8::1", "reserved"],

@@ -1,6 +1,7 @@
 import { join } from "node:path"
 import type { Command } from "commander"
 import { Memory } from "../memory/memory.ts"
+import { reindexMemory } from "../memory/reindex.ts"
 import { CliError, clip, config, print } from "./common.ts"
 
 const MAX_HITS = 50
@@ -25,5 +26,12 @@ export function registerMemory(program: Command): void {
       const notes = new Memory({ dir: join(settings.dataDir, "memory"), scope: settings.memoryScope, watch: false })
       const hits = await notes.search(user, { query, limit }).finally(() => notes.close())
       print(command, hits, () => (hits.length === 0 ? `nothing found for "${query}"\n` : hits.map((hit) => `${hit.source}  (${hit.score.toFixed(2)})\n  ${clip(hit.content, 200)}\n`).join("")))
+    })
+  memory
+    .command("reindex")
+    .description("embed every memory note again with EMBEDDING_MODEL, now")
+    .action(async () => {
+      const code = await reindexMemory(config(), (line) => process.stdout.write(`${line}\n`), (line) => process.stderr.write(`${line}\n`))
+      if (code !== 0) throw new CliError("reindexing did not complete", code)
     })
 }

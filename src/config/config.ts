@@ -25,6 +25,8 @@ export interface AllowedUsers {
 export interface Config {
   dataDir: string
   models: { teller: ModelSpec; planner: ModelSpec; worker: ModelSpec }
+  /** Embeddings for hybrid memory search; none = lexical search only. */
+  embeddingModel?: ModelSpec
   providers: {
     openai: { apiKey?: string; baseURL?: string }
     anthropic: { apiKey?: string; baseURL?: string }
@@ -171,6 +173,7 @@ const schema = z.object({
   TELLER_MODEL: modelSpec.optional(),
   PLANNER_MODEL: modelSpec.optional(),
   WORKER_MODEL: modelSpec.optional(),
+  EMBEDDING_MODEL: modelSpec.optional(),
   OPENAI_API_KEY: z.string().optional(),
   OPENAI_BASE_URL: httpUrl().optional(),
   ANTHROPIC_API_KEY: z.string().optional(),
@@ -240,6 +243,8 @@ const schema = z.object({
 type Vars = z.output<typeof schema>
 
 const ROLES = ["teller", "planner", "worker"] as const
+/** Providers whose API has an embeddings endpoint. */
+export const EMBEDDING_PROVIDERS: readonly Provider[] = ["openai", "openai-compatible"]
 
 const PROVIDER_NEEDS: Record<Provider, { variable: string; expected: string }> = {
   openai: { variable: "OPENAI_API_KEY", expected: "expected an OpenAI API key" },
@@ -286,6 +291,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     if (transcribe.provider === "anthropic") throw new ConfigError("TRANSCRIBE_MODEL", `TRANSCRIBE_MODEL: expected openai:<model> or openai-compatible:<model> (anthropic has no transcription), got "anthropic:${transcribe.id}"`)
     checkProvider(transcribe, config)
   }
+  if (config.embeddingModel) {
+    if (!EMBEDDING_PROVIDERS.includes(config.embeddingModel.provider)) {
+      throw new ConfigError("EMBEDDING_MODEL", `EMBEDDING_MODEL: ${config.embeddingModel.provider} has no embedding models; expected ${EMBEDDING_PROVIDERS.join(" or ")}, got ${JSON.stringify(env.EMBEDDING_MODEL)}`)
+    }
+    checkProvider(config.embeddingModel, config)
+  }
 
   // Without these, anyone who finds the endpoint could post forged messages.
   if (vars.TELEGRAM_BOT_TOKEN && vars.TELEGRAM_WEBHOOK_URL && !vars.TELEGRAM_WEBHOOK_SECRET) {
@@ -329,6 +340,7 @@ function toConfig(vars: Vars, models: Config["models"]): Config {
   return {
     dataDir: resolve(vars.DATA_DIR),
     models,
+    embeddingModel: vars.EMBEDDING_MODEL && { ...vars.EMBEDDING_MODEL, variable: "EMBEDDING_MODEL" },
     providers: {
       openai: { apiKey: vars.OPENAI_API_KEY, baseURL: vars.OPENAI_BASE_URL },
       anthropic: { apiKey: vars.ANTHROPIC_API_KEY, baseURL: vars.ANTHROPIC_BASE_URL },

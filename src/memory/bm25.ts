@@ -5,8 +5,10 @@
  * from the index, so scores from both are comparable and can be merged.
  */
 import bm25 from "wink-bm25-text-search"
+import { detectLanguage, LANGUAGE_CODES, type LanguageCode } from "./language.ts"
 import type { Chunk } from "./notes.ts"
 import { terms } from "./text.ts"
+import { languageBit, Vocabulary } from "./vocabulary.ts"
 
 // wink's defaults, written out because the brute-force scorer must use the same ones.
 const K1 = 1.2
@@ -16,15 +18,36 @@ const K = 1
 const WINK_MIN_DOCS = 3
 
 export interface TermChunk extends Chunk {
+  language: LanguageCode
   tf: Map<string, number>
   length: number
 }
 
+/** A chunk's language and terms: the index and the brute-force scorer analyse alike. */
+export function analyse(text: string): { language: LanguageCode; terms: string[] } {
+  const language = detectLanguage(text)
+  return { language, terms: terms(text, language) }
+}
+
 export function withTerms(chunk: Chunk): TermChunk {
   const tf = new Map<string, number>()
-  const all = terms(chunk.text)
+  const { language, terms: all } = analyse(chunk.text)
   for (const term of all) tf.set(term, (tf.get(term) ?? 0) + 1)
-  return { ...chunk, tf, length: all.length }
+  return { ...chunk, language, tf, length: all.length }
+}
+
+/** The vocabulary of chunks held whole (few, or changed since the index was built). */
+export function vocabularyOf(chunks: readonly TermChunk[]): Vocabulary {
+  const languages = new Map<string, number>()
+  const counts = new Map<string, number>()
+  for (const chunk of chunks) {
+    const bit = languageBit(chunk.language)
+    for (const term of chunk.tf.keys()) {
+      languages.set(term, (languages.get(term) ?? 0) | bit)
+      counts.set(term, (counts.get(term) ?? 0) + 1)
+    }
+  }
+  return new Vocabulary(languages, (term) => counts.get(term) ?? 0)
 }
 
 /** What IDF and length normalisation need, for the terms of one query. */
@@ -48,7 +71,17 @@ export function accepts(filter: ChunkFilter, chunk: Chunk): boolean {
 
 export interface Scored {
   chunk: Chunk
+  language: LanguageCode
   score: number
+  /** A bit per query word the chunk matched (see Query), for telling notes about the same thing. */
+  covers: number
+}
+
+/** Query terms, with parallel weights (default all 1) and, per term, a bit per query word it stands for. */
+export interface Query {
+  terms: readonly string[]
+  weights?: readonly number[]
+  words?: readonly number[]
 }
 
 export function statsOf(chunks: readonly TermChunk[], queryTerms: readonly string[]): CorpusStats {
@@ -71,8 +104,12 @@ export function combine(a: CorpusStats, b: CorpusStats): CorpusStats {
   return { docs: a.docs + b.docs, length: a.length + b.length, df }
 }
 
-/** Brute-force BM25; like wink, a term repeated in the query counts again. */
-export function rank(chunks: readonly TermChunk[], queryTerms: readonly string[], stats: CorpusStats, filter: ChunkFilter, limit: number): Scored[] {
+/**
+ * Brute-force BM25; like wink, a term repeated in the query counts again. `weights` scale each
+ * query term's contribution: corrected and compound terms count less.
+ */
+export function rank(chunks: readonly TermChunk[], query: Query | readonly string[], stats: CorpusStats, filter: ChunkFilter, limit: number): Scored[] {
+  const { terms: queryTerms, weights, words } = "terms" in query ? query : { terms: query }
   if (stats.docs === 0) return []
   const average = stats.length / stats.docs || 1
   const idf = new Map(Object.entries(stats.df).map(([term, n]) => [term, Math.log((stats.docs - n + 0.5) / (n + 0.5) + K)]))
@@ -81,17 +118,20 @@ export function rank(chunks: readonly TermChunk[], queryTerms: readonly string[]
     if (!accepts(filter, chunk)) continue
     const norm = K1 * (1 - B + (B * chunk.length) / average)
     let score = 0
-    for (const term of queryTerms) {
+    let covers = 0
+    for (const [i, term] of queryTerms.entries()) {
       const f = chunk.tf.get(term)
-      if (f) score += (idf.get(term) ?? 0) * ((f * (K1 + 1)) / (norm + f))
+      if (!f) continue
+      score += (weights?.[i] ?? 1) * (idf.get(term) ?? 0) * ((f * (K1 + 1)) / (norm + f))
+      covers |= words?.[i] ?? 0
     }
-    keepTop(top, { chunk, score }, limit)
+    keepTop(top, { chunk, language: chunk.language, score, covers }, limit)
   }
   return top
 }
 
 /** Inserts into `top` (best first, at most `limit` long) if the score is positive and high enough. */
-function keepTop(top: Scored[], scored: Scored, limit: number): void {
+function keepTop<T extends { score: number }>(top: T[], scored: T, limit: number): void {
   if (scored.score <= 0 || (top.length === limit && scored.score <= top[limit - 1]!.score)) return
   let at = top.length
   while (at > 0 && top[at - 1]!.score < scored.score) at--
@@ -109,8 +149,13 @@ function keepTop(top: Scored[], scored: Scored, limit: number): void {
  */
 export class ChunkIndex {
   private readonly chunks: Chunk[]
+  /** Per chunk, its index in LANGUAGE_CODES. */
+  private readonly languages: Uint8Array
   /** Scored by brute force instead of through wink: below WINK_MIN_DOCS chunks, or when asked. */
   private readonly few?: TermChunk[]
+  /** Per token, a bit per language it was indexed in (languageBit). */
+  private readonly tokenLanguages = new Map<string, number>()
+  private vocabularyOf?: Vocabulary
   private readonly tokens: Record<string, number> = {}
   /** Per token: the chunks that have it, and wink's weight of the token in each. */
   private readonly postings: Int32Array[] = []
@@ -128,10 +173,12 @@ export class ChunkIndex {
    */
   constructor(chunks: Chunk[], { bruteForce = false }: { bruteForce?: boolean } = {}) {
     this.chunks = chunks
+    this.languages = new Uint8Array(chunks.length)
     this.scores = new Float64Array(bruteForce ? 0 : chunks.length)
     this.touchedIn = new Uint32Array(bruteForce ? 0 : chunks.length)
     if (bruteForce || chunks.length < WINK_MIN_DOCS) {
       this.few = chunks.map(withTerms)
+      this.few.forEach((chunk, i) => (this.languages[i] = LANGUAGE_CODES.indexOf(chunk.language)))
       return
     }
     const engine = bm25()
@@ -139,7 +186,13 @@ export class ChunkIndex {
     // already split into terms.
     engine.defineConfig({ fldWeights: { body: 1 }, bm25Params: { k1: K1, b: B, k: K } })
     engine.definePrepTasks([(body: string[]) => body])
-    for (const [i, chunk] of chunks.entries()) engine.addDoc({ body: terms(chunk.text) }, i)
+    for (const [i, chunk] of chunks.entries()) {
+      const { language, terms: body } = analyse(chunk.text)
+      this.languages[i] = LANGUAGE_CODES.indexOf(language)
+      const bit = languageBit(language)
+      for (const term of body) this.tokenLanguages.set(term, (this.tokenLanguages.get(term) ?? 0) | bit)
+      engine.addDoc({ body }, i)
+    }
     engine.consolidate()
     this.tokens = engine.getTokens()
     this.length = engine.getTotalCorpusLength()
@@ -148,6 +201,12 @@ export class ChunkIndex {
 
   get size(): number {
     return this.chunks.length
+  }
+
+  /** The indexed terms, for query expansion. */
+  vocabulary(): Vocabulary {
+    this.vocabularyOf ??= this.few ? vocabularyOf(this.few) : new Vocabulary(this.tokenLanguages, (term) => this.postingsOf(term)?.length ?? 0)
+    return this.vocabularyOf
   }
 
   stats(queryTerms: readonly string[]): CorpusStats {
@@ -162,15 +221,18 @@ export class ChunkIndex {
     return { docs: this.chunks.length, length: this.length, df }
   }
 
-  search(queryTerms: readonly string[], filter: ChunkFilter, limit: number): Scored[] {
-    if (this.few) return rank(this.few, queryTerms, this.stats(queryTerms), filter, limit)
+  /** Scores as rank() does. */
+  search(query: Query | readonly string[], filter: ChunkFilter, limit: number): Scored[] {
+    const { terms: queryTerms, weights: termWeights, words } = "terms" in query ? query : { terms: query }
+    if (this.few) return rank(this.few, query, this.stats(queryTerms), filter, limit)
     const search = ++this.searches
     const touched: number[] = []
-    for (const term of queryTerms) {
+    for (const [t, term] of queryTerms.entries()) {
       const token = this.tokens[term]
       if (token === undefined) continue
       const ids = this.postings[token]!
       const weights = this.weights[token]!
+      const scale = termWeights?.[t] ?? 1
       for (let i = 0; i < ids.length; i++) {
         const id = ids[i]!
         if (this.touchedIn[id] !== search) {
@@ -178,21 +240,44 @@ export class ChunkIndex {
           this.scores[id] = 0
           touched.push(id)
         }
-        this.scores[id] += weights[i]!
+        this.scores[id] += scale * weights[i]!
       }
     }
-    const top: Scored[] = []
-    for (const id of touched) {
-      const chunk = this.chunks[id]!
-      if (accepts(filter, chunk)) keepTop(top, { chunk, score: this.scores[id]! }, limit)
-    }
-    return top
+    const top: Array<{ id: number; score: number }> = []
+    for (const id of touched) if (accepts(filter, this.chunks[id]!)) keepTop(top, { id, score: this.scores[id]! }, limit)
+    // Which words a chunk matched is worked out for the few top chunks only.
+    return top.map(({ id, score }) => ({
+      chunk: this.chunks[id]!,
+      language: LANGUAGE_CODES[this.languages[id]!]!,
+      score,
+      covers: words ? this.coverage(id, queryTerms, words) : 0,
+    }))
+  }
+
+  private coverage(id: number, queryTerms: readonly string[], words: readonly number[]): number {
+    let covers = 0
+    for (const [i, term] of queryTerms.entries()) if (includes(this.postingsOf(term), id)) covers |= words[i]!
+    return covers
   }
 
   private postingsOf(term: string): Int32Array | undefined {
     const token = this.tokens[term]
     return token === undefined ? undefined : this.postings[token]
   }
+}
+
+/** Postings are in chunk order, so membership is a binary search. */
+function includes(ids: Int32Array | undefined, id: number): boolean {
+  if (!ids) return false
+  let low = 0
+  let high = ids.length - 1
+  while (low <= high) {
+    const mid = (low + high) >> 1
+    if (ids[mid] === id) return true
+    if (ids[mid]! < id) low = mid + 1
+    else high = mid - 1
+  }
+  return false
 }
 
 /** Turns wink's per-chunk weights (chunk → token → weight) into per-token postings. */

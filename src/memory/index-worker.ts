@@ -8,9 +8,10 @@
 import { getHeapStatistics } from "node:v8"
 import { parentPort, workerData } from "node:worker_threads"
 import { ChunkIndex, type ChunkFilter, type CorpusStats } from "./bm25.ts"
+import { expandQuery, type WeightedTerm } from "./expand.ts"
+import type { LanguageCode } from "./language.ts"
 import { listNotes, readNote, type Note, type Stamp } from "./notes.ts"
-import { snippet } from "./snippet.ts"
-import { terms } from "./text.ts"
+import type { QueryWord } from "./text.ts"
 
 export interface WorkerInput {
   dir: string
@@ -29,7 +30,9 @@ export interface Ready {
 
 export interface SearchRequest {
   id: number
-  query: string
+  words: QueryWord[]
+  /** Query terms the notes changed since the build have: known words, never corrected. */
+  known: string[]
   after?: string
   before?: string
   exclude: string[]
@@ -38,11 +41,24 @@ export interface SearchRequest {
 
 export interface WorkerHit {
   source: string
-  content: string
+  date: string
+  text: string
+  language: LanguageCode
   score: number
+  covers: number
 }
 
-export type SearchReply = { id: number; hits: WorkerHit[]; stats: CorpusStats } | { id: number; error: string }
+export type SearchReply =
+  | {
+      id: number
+      hits: WorkerHit[]
+      /** The terms searched, with their weights (expand.ts). */
+      terms: WeightedTerm[]
+      /** Words neither the index nor `known` has. */
+      unresolved: number[]
+      stats: CorpusStats
+    }
+  | { id: number; error: string }
 
 const READ_CONCURRENCY = 32
 
@@ -58,11 +74,12 @@ async function readAll(dir: string): Promise<Note[]> {
 }
 
 function answer(index: ChunkIndex, request: SearchRequest): SearchReply {
-  const queryTerms = terms(request.query)
+  const { terms, unresolved } = expandQuery(request.words, index.vocabulary(), new Set(request.known))
+  const queryTerms = terms.map((t) => t.term)
   const filter: ChunkFilter = { after: request.after, before: request.before, exclude: new Set(request.exclude) }
-  const wanted = new Set(queryTerms)
-  const hits = index.search(queryTerms, filter, request.limit).map(({ chunk, score }) => ({ source: chunk.source, content: snippet(chunk.text, wanted), score }))
-  return { id: request.id, hits, stats: index.stats(queryTerms) }
+  const query = { terms: queryTerms, weights: terms.map((t) => t.weight), words: terms.map((t) => t.words) }
+  const hits = index.search(query, filter, request.limit).map(({ chunk, language, score, covers }) => ({ ...chunk, language, score, covers }))
+  return { id: request.id, hits, terms, unresolved, stats: index.stats(queryTerms) }
 }
 
 const port = parentPort!

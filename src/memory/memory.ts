@@ -1,21 +1,29 @@
 /**
  * Steward's memory: Markdown files, one folder per user (or one shared folder), searched
- * with BM25. The files are the truth: the index is derived from them and anything written
- * into the folder by hand is searchable too.
+ * with BM25 (scope.ts), and by meaning too when an embedder is given (hybrid.ts). The files
+ * are the truth: indexes and vectors are derived from them and anything written into the
+ * folder by hand is searchable too.
  *
  *   <dir>/<folder>/memory.md                          long-term entries, `## YYYY-MM-DD` each
  *   <dir>/<folder>/memory/YYYY-MM-DD-<slug>.md        one note per remember()
  *   <dir>/<folder>/memory/YYYY-MM-DD-conversation-summary.md   compaction summaries, `## HH:MM` each
+ *   <dir>/<folder>/.vectors.bin                       chunk vectors with the model's name (hybrid only)
  *
  * Dates are the local calendar day of this process (set TZ for the users' zone).
  */
-import { appendFile, mkdir, readFile, writeFile } from "node:fs/promises"
+import { appendFile, mkdir, readdir, readFile, writeFile } from "node:fs/promises"
 import path from "node:path"
 import type { MemoryHit, MemorySearch, MemoryService } from "../tool/capabilities.ts"
 import { localDay, localTime } from "./dates.ts"
+import type { Embedder } from "./embedder.ts"
+import { fuse, Hybrid, type Candidate } from "./hybrid.ts"
 import { DAILY_FOLDER, LONG_TERM_FILE } from "./notes.ts"
+import { withRecency } from "./recency.ts"
 import { ScopeIndex, type IndexInfo, type ScopeOptions } from "./scope.ts"
 import { folderName, slugify } from "./slug.ts"
+import { snippet } from "./snippet.ts"
+import { FileVectorStore, type VectorStore } from "./vector-store.ts"
+import type { SyncInfo } from "./vectors.ts"
 
 export interface MemoryOptions {
   /** DATA_DIR/memory */
@@ -31,9 +39,21 @@ export interface MemoryOptions {
   onIndexed?: (info: IndexInfo) => void
   /** Failures of background rebuilds; the previous index keeps serving meanwhile. */
   onError?: (error: unknown) => void
+  /** EMBEDDING_MODEL's embedder: hybrid search. None: lexical search only, nothing embedded. */
+  embedder?: Embedder
+  /** Where vectors are kept (default: a hidden file in each memory folder). */
+  vectorStore?: VectorStore
+  /** How long a query's embedding may take (default 3 s). */
+  queryTimeoutMs?: number
+  /** An embedding failed or was too slow; search fell back to lexical results. */
+  onWarning?: (message: string) => void
 }
 
 const SHARED_FOLDER = "shared"
+/** Candidates ranked by BM25 before the recency prior picks the hits: a newer note a few
+ *  places down must be able to move up. */
+const POOL_FACTOR = 4
+const MIN_POOL = 20
 /** Highest numeric suffix tried for same-day notes with the same slug. */
 const MAX_SAME_NAME = 1000
 
@@ -42,6 +62,7 @@ export class Memory implements MemoryService {
   private readonly locks = new Map<string, Promise<void>>()
   private readonly scopeOptions: ScopeOptions
   private readonly idleMs: number
+  private readonly hybrid?: Hybrid
 
   constructor(private readonly options: MemoryOptions) {
     this.idleMs = options.idleMs ?? 10 * 60_000
@@ -50,6 +71,14 @@ export class Memory implements MemoryService {
       watch: options.watch ?? true,
       onIndexed: options.onIndexed ?? (() => {}),
       onError: options.onError ?? ((error) => process.emitWarning(`memory: background index rebuild failed: ${error instanceof Error ? error.message : error}`)),
+    }
+    if (options.embedder) {
+      this.hybrid = new Hybrid({
+        embedder: options.embedder,
+        store: options.vectorStore ?? new FileVectorStore(),
+        queryTimeoutMs: options.queryTimeoutMs,
+        onWarning: options.onWarning ?? ((message) => process.emitWarning(message)),
+      })
     }
   }
 
@@ -72,6 +101,7 @@ export class Memory implements MemoryService {
       ? await this.appendEntry(folder, LONG_TERM_FILE, heading, content, (existing) => existing.endsWith(entry))
       : await writeDailyNote(folder, now, content)
     this.scopes.get(folder)?.index.noteChanged(source)
+    this.hybrid?.refresh(folder)
     return { path: source }
   }
 
@@ -93,16 +123,47 @@ export class Memory implements MemoryService {
       return hasSummary(await readIfAny(earlier), body)
     })
     this.scopes.get(folder)?.index.noteChanged(source)
+    this.hybrid?.refresh(folder)
   }
 
-  /** Expects a query with searchable words and a limit of 1–50 (the tool checks both). */
+  /**
+   * Expects a query with searchable words and a limit of 1–50 (the tool checks both). With an
+   * embedder, the query is embedded while the lexical search runs and the two are fused; the
+   * recency prior applies to the fused ranking.
+   */
   async search(user: string, search: MemorySearch): Promise<MemoryHit[]> {
-    return this.scope(user).search({
-      query: search.query,
-      after: search.after && localDay(search.after),
-      before: search.before && localDay(search.before),
-      limit: search.limit,
-    })
+    const folder = this.folder(user)
+    const after = search.after && localDay(search.after)
+    const before = search.before && localDay(search.before)
+    const pool = Math.max(search.limit * POOL_FACTOR, MIN_POOL)
+    const queryVector = this.hybrid?.embedQuery(search.query)
+    const lexical = await this.scope(user).search({ query: search.query, after, before, limit: pool })
+    const vector = await queryVector
+    const vectorHits = vector ? this.hybrid!.search(folder, vector, { after, before }, pool) : []
+    // No vectors yet (a first sync still running): the lexical ranking, with its own scores.
+    const candidates: Candidate[] = vectorHits.length > 0 ? fuse(lexical.hits, vectorHits) : lexical.hits
+    const hits: MemoryHit[] = []
+    for (const hit of withRecency(candidates.map((candidate) => ({ ...candidate, date: candidate.chunk.date })))) {
+      if (hits.length === search.limit) break
+      // A vector hit may come from a note changed since it was embedded; a lexical one is always current.
+      if (hit.fromVectors && !(await this.hybrid!.isCurrent(folder, hit.chunk.source))) continue
+      const { chunk, language, score } = hit
+      hits.push({ source: chunk.source, date: chunk.date, content: snippet(chunk.text, lexical.terms, language), score: Math.round(score * 1000) / 1000 })
+    }
+    return hits
+  }
+
+  /** Brings every folder's vectors up to date in the background (at start). */
+  async embedAll(): Promise<void> {
+    for (const folder of await this.folders()) this.hybrid?.refresh(folder)
+  }
+
+  /** Embeds every folder's notes again, now (`npm run steward -- memory reindex`). */
+  async reindex(): Promise<SyncInfo[]> {
+    if (!this.hybrid) throw new Error("memory: no embedding model to reindex with")
+    const done: SyncInfo[] = []
+    for (const folder of await this.folders()) done.push(await this.hybrid.reindex(folder))
+    return done
   }
 
   /** Rebuilds `user`'s index now (normally it happens when enough notes changed). */
@@ -110,12 +171,19 @@ export class Memory implements MemoryService {
     return this.scope(user).rebuild()
   }
 
-  /** Stops every index worker. */
+  /** Stops every index worker and waits for a running embedding sync. */
   async close(): Promise<void> {
     const scopes = [...this.scopes.values()]
     this.scopes.clear()
     for (const { idle } of scopes) clearTimeout(idle)
-    await Promise.all(scopes.map(({ index }) => index.close()))
+    await Promise.all([...scopes.map(({ index }) => index.close()), this.hybrid?.close()])
+  }
+
+  /** The memory folders that exist: the shared one, or one per user. */
+  private async folders(): Promise<string[]> {
+    if (this.options.scope === "shared") return [path.join(this.options.dir, SHARED_FOLDER)]
+    const entries = await readdir(this.options.dir, { withFileTypes: true }).catch(() => [])
+    return entries.filter((entry) => entry.isDirectory()).map((entry) => path.join(this.options.dir, entry.name))
   }
 
   private scope(user: string): ScopeIndex {

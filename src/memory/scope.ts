@@ -23,17 +23,13 @@ import { watch, type FSWatcher } from "node:fs"
 import { mkdir } from "node:fs/promises"
 import path from "node:path"
 import { setImmediate as nextTurn } from "node:timers/promises"
-import { Worker } from "node:worker_threads"
-import type { MemoryHit } from "../tool/capabilities.ts"
-import { combine, rank, statsOf, withTerms, type ChunkFilter, type CorpusStats, type TermChunk } from "./bm25.ts"
-import type { Ready, SearchReply, SearchRequest, WorkerHit, WorkerInput } from "./index-worker.ts"
+import { combine, rank, statsOf, vocabularyOf, withTerms, type ChunkFilter, type Scored, type TermChunk } from "./bm25.ts"
+import { corrections, merge, wordBit } from "./expand.ts"
+import { IndexWorker } from "./index-client.ts"
+import type { Ready } from "./index-worker.ts"
 import { DAILY_FOLDER, isNoteName, listNotes, readNote, sameStamp, statNote, type Chunk, type Stamp } from "./notes.ts"
-import { snippet } from "./snippet.ts"
-import { terms } from "./text.ts"
-
-/** From the sources (tsx, vitest) the worker first registers tsx's loader (index-worker.mjs);
- *  the build (dist/) ships it compiled beside the bundle as index-worker.js. */
-const WORKER_ENTRY = new URL(import.meta.url.endsWith(".ts") ? "./index-worker.mjs" : "./index-worker.js", import.meta.url)
+import { queryWords } from "./text.ts"
+import type { Vocabulary } from "./vocabulary.ts"
 /** Longest run of main-thread tokenising (a large changed note) between yields. */
 const YIELD_AFTER_MS = 8
 
@@ -43,6 +39,13 @@ export interface ScopeSearch {
   after?: string
   before?: string
   limit: number
+}
+
+export interface ScopeResult {
+  /** Best first by BM25, at most `limit`. */
+  hits: Scored[]
+  /** Every term searched for, corrections included: what a snippet centres on. */
+  terms: Set<string>
 }
 
 export interface IndexInfo {
@@ -74,6 +77,8 @@ export class ScopeIndex {
   /** The version of each note the serving index holds. */
   private indexed = new Map<string, Stamp>()
   private readonly delta = new Map<string, Changed>()
+  /** The delta's vocabulary, built when a search needs it and dropped when the delta changes. */
+  private deltaVocabulary?: Vocabulary
   /** Notes that may have changed since they were last looked at. */
   private readonly dirty = new Set<string>()
   private rescan = false
@@ -106,7 +111,7 @@ export class ScopeIndex {
     this.dirty.add(source)
   }
 
-  async search(search: ScopeSearch): Promise<MemoryHit[]> {
+  async search(search: ScopeSearch): Promise<ScopeResult> {
     await this.opened
     await this.update(() => this.sync())
     if (!this.serving) await this.firstServing()
@@ -114,20 +119,19 @@ export class ScopeIndex {
     if (!serving) throw new Error("the memory index is not available")
     // Read in the same turn as `serving`, so the delta matches the index even if a rebuild swaps them.
     const fresh = [...this.delta.values()].flatMap((note) => note.chunks)
-    const reply = serving.search({ query: search.query, after: search.after, before: search.before, limit: search.limit, exclude: [...this.delta.keys()] })
-    const queryTerms = terms(search.query)
-    const { hits, stats } = await reply
-    const filter: ChunkFilter = { after: search.after, before: search.before }
-    const wanted = new Set(queryTerms)
-    const freshHits = rank(fresh, queryTerms, combine(stats, statsOf(fresh, queryTerms)), filter, search.limit).map(({ chunk, score }) => ({
-      source: chunk.source,
-      content: snippet(chunk.text, wanted),
-      score,
-    }))
-    return [...hits, ...freshHits]
-      .sort((a, b) => b.score - a.score)
-      .slice(0, search.limit)
-      .map((hit) => ({ ...hit, score: Math.round(hit.score * 1000) / 1000 }))
+    const freshVocabulary = (this.deltaVocabulary ??= vocabularyOf(fresh))
+    const words = queryWords(search.query)
+    const known = words.flatMap((word) => word.forms.flatMap((form) => form.terms)).filter((term) => freshVocabulary.has(term))
+    const { limit, after, before } = search
+    const { hits, terms, unresolved, stats } = await serving.search({ words, known, after, before, limit, exclude: [...this.delta.keys()] })
+    // Words neither the index nor the delta knows: the delta's own corrections join the index's.
+    const all = new Map(terms.map((term) => [term.term, term]))
+    for (const i of unresolved) for (const correction of corrections(words[i]!, freshVocabulary)) merge(all, { ...correction, words: wordBit(i) })
+    const query = { terms: [...all.keys()], weights: [...all.values()].map((t) => t.weight), words: [...all.values()].map((t) => t.words) }
+    const filter: ChunkFilter = { after, before }
+    const freshHits = rank(fresh, query, combine(stats, statsOf(fresh, query.terms)), filter, limit)
+    const indexHits = hits.map(({ score, language, covers, ...chunk }) => ({ chunk, language, score, covers }))
+    return { hits: [...indexHits, ...freshHits].sort((a, b) => b.score - a.score).slice(0, limit), terms: new Set(query.terms) }
   }
 
   /** Builds a new index from the files; resolves once it serves. Calls during a build queue one more. */
@@ -266,6 +270,7 @@ export class ScopeIndex {
     const note = stamp ? await readNote(this.dir, source) : undefined
     if (sameStamp(note?.stamp, this.indexed.get(source))) this.delta.delete(source)
     else this.delta.set(source, { stamp: note?.stamp, chunks: await prepare(note?.chunks ?? [], this.delta.get(source)?.chunks) })
+    this.deltaVocabulary = undefined
   }
 
   /** A background build failed; what serves keeps serving and a later search tries again. */
@@ -300,6 +305,7 @@ export class ScopeIndex {
     this.indexed = new Map(ready.manifest)
     // Notes the new index read in their current version leave the delta; later edits stay.
     for (const [source, note] of this.delta) if (sameStamp(note.stamp, this.indexed.get(source))) this.delta.delete(source)
+    this.deltaVocabulary = undefined
   }
 }
 
@@ -310,72 +316,11 @@ async function prepare(chunks: Chunk[], previous: readonly TermChunk[] = []): Pr
   let since = performance.now()
   for (const chunk of chunks) {
     const same = known.get(chunk.text)
-    prepared.push(same ? { ...chunk, tf: same.tf, length: same.length } : withTerms(chunk))
+    prepared.push(same ? { ...chunk, language: same.language, tf: same.tf, length: same.length } : withTerms(chunk))
     if (performance.now() - since > YIELD_AFTER_MS) {
       await nextTurn()
       since = performance.now()
     }
   }
   return prepared
-}
-
-type Answer = { hits: WorkerHit[]; stats: CorpusStats }
-
-/** One index worker: resolves `ready` when built, then answers searches until stopped. */
-class IndexWorker {
-  readonly ready: Promise<Ready>
-  readonly bruteForce: boolean
-  private readonly worker: Worker
-  private readonly pending = new Map<number, { resolve: (answer: Answer) => void; reject: (error: Error) => void }>()
-  private nextId = 0
-  private retired = false
-  private failure?: Error
-
-  constructor(dir: string, { bruteForce = false }: { bruteForce?: boolean }, onExit: (worker: IndexWorker) => void) {
-    this.bruteForce = bruteForce
-    this.worker = new Worker(WORKER_ENTRY, { workerData: { dir, bruteForce } satisfies WorkerInput })
-    let started!: (ready: Ready) => void
-    let failed!: (error: Error) => void
-    this.ready = new Promise((resolve, reject) => {
-      started = resolve
-      failed = reject
-    })
-    this.worker.on("message", (message: Ready | SearchReply) => ("type" in message ? started(message) : this.settle(message)))
-    this.worker.on("error", (error) => {
-      this.failure = error
-    })
-    this.worker.on("exit", (code) => {
-      const error = this.failure ?? new Error(`the memory index worker stopped (exit code ${code})`)
-      failed(error)
-      for (const { reject } of this.pending.values()) reject(error)
-      this.pending.clear()
-      onExit(this)
-    })
-  }
-
-  search(request: Omit<SearchRequest, "id">): Promise<Answer> {
-    const id = this.nextId++
-    return new Promise((resolve, reject) => {
-      this.pending.set(id, { resolve, reject })
-      this.worker.postMessage({ ...request, id } satisfies SearchRequest)
-    })
-  }
-
-  /** Stops the worker once the searches it is answering are done. */
-  retire(): void {
-    this.retired = true
-    if (this.pending.size === 0) void this.worker.terminate()
-  }
-
-  async terminate(): Promise<void> {
-    await this.worker.terminate()
-  }
-
-  private settle(reply: SearchReply): void {
-    const pending = this.pending.get(reply.id)
-    this.pending.delete(reply.id)
-    if ("error" in reply) pending?.reject(new Error(reply.error))
-    else pending?.resolve(reply)
-    if (this.retired && this.pending.size === 0) void this.worker.terminate()
-  }
 }

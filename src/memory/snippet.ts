@@ -1,3 +1,4 @@
+import type { LanguageCode } from "./language.ts"
 import { termSpans } from "./text.ts"
 
 export const MAX_SNIPPET = 300
@@ -7,11 +8,12 @@ const WORD_CHAR = /[\p{L}\p{N}]/u
 /**
  * At most MAX_SNIPPET characters of `text` around the passage where the most distinct query
  * terms meet, with an ellipsis on each side that was cut. The kept part is verbatim text.
+ * `language`: the one `text` was indexed in (detected when not given).
  */
-export function snippet(text: string, queryTerms: ReadonlySet<string>): string {
+export function snippet(text: string, queryTerms: ReadonlySet<string>, language?: LanguageCode): string {
   if (text.length <= MAX_SNIPPET) return text
   const width = MAX_SNIPPET - 2 * ELLIPSIS.length
-  const hits = termSpans(text).filter((span) => queryTerms.has(span.term))
+  const hits = termSpans(text, language).filter((span) => queryTerms.has(span.term))
   let best = { first: 0, last: -1, distinct: 0 }
   for (let first = 0; first < hits.length; first++) {
     const seen = new Set<string>()

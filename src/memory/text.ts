@@ -1,13 +1,12 @@
 /**
- * Text preparation shared by indexing and search, so both sides see the same terms:
- * lower case, NFKC (full-width Latin → ASCII), accents folded, English stop words removed and
- * Porter2 stems for Latin words; Chinese and Japanese runs become Intl.Segmenter words plus
- * overlapping character bigrams. The bigrams make recall independent of where the segmenter
- * happens to cut ("说明天下雨" segments as 说明|天下|雨, yet a query for 明天 must match),
- * the words add weight when a query uses the same word.
+ * Text preparation shared by indexing and search, so both sides see the same terms: lower
+ * case, NFKC (full-width Latin → ASCII), stop words removed and words stemmed by the text's
+ * language (language.ts), accents folded; Chinese and Japanese runs become Intl.Segmenter words
+ * plus overlapping character bigrams. The bigrams make recall independent of where the
+ * segmenter happens to cut ("说明天下雨" segments as 说明|天下|雨, yet a query for 明天 must
+ * match), the words add weight when a query uses the same word.
  */
-import { createRequire } from "node:module"
-import porter2 from "wink-nlp-utils/src/string-stem.js"
+import { detectLanguage, LANGUAGE_CODES, LANGUAGES, type LanguageCode } from "./language.ts"
 
 const CJK_CLASS = "\\p{sc=Han}\\p{sc=Hiragana}\\p{sc=Katakana}ー"
 /** A word: letters, marks and digits, with inner apostrophes (it's, o'neill). */
@@ -18,10 +17,6 @@ const ASCII_TEXT = /^[\x00-\x7f]*$/
 /** Splits a word into CJK and non-CJK runs: "用Python写" → 用 | Python | 写. */
 const RUN = new RegExp(`[${CJK_CLASS}]+|[^${CJK_CLASS}]+`, "gu")
 const CJK_START = new RegExp(`^[${CJK_CLASS}]`, "u")
-const LATIN = /^[\p{sc=Latin}\p{M}\p{N}']+$/u
-const STEMMABLE = /^[a-z][a-z']*$/
-// wink-nlp-utils' default list; its removeWords() works on whole arrays, so the list is read directly.
-const STOP_WORDS: ReadonlySet<string> = new Set(createRequire(import.meta.url)("wink-nlp-utils/src/dictionaries/stop_words.json") as string[])
 /** Particles and function words that carry no meaning alone. Two-character words need no
  *  entry: as bigrams they are always indexed and IDF weighs them down. */
 const CJK_STOP_WORDS: ReadonlySet<string> = new Set([..."的了是在和与及也都就而吧吗呢啊着过之其或のはがをにでともへやかなねよ"])
@@ -29,56 +24,45 @@ const CJK_STOP_WORDS: ReadonlySet<string> = new Set([..."的了是在和与及�
 // The same ICU dictionary segments Chinese and Japanese, whatever the locale.
 const segmenter = new Intl.Segmenter("zh", { granularity: "word" })
 
-/** Stemming costs ~5 µs a word and vocabularies are small, so stems are memoised. */
-const stems = new Map<string, string>()
-const MAX_STEMS = 200_000
+/** Stemming costs microseconds a word and vocabularies are small, so word terms are memoised. */
+const memo: Record<LanguageCode, Map<string, string[]>> = Object.fromEntries(LANGUAGE_CODES.map((code) => [code, new Map()])) as never
+const MAX_MEMO = 200_000
+const NONE: string[] = []
 
-function stem(word: string): string {
-  let stemmed = stems.get(word)
-  if (stemmed === undefined) {
-    if (stems.size >= MAX_STEMS) stems.clear()
-    stemmed = porter2(word)
-    stems.set(word, stemmed)
+/** The terms of one lower-cased word in `language`: none for a stop word. */
+function wordTerms(word: string, language: LanguageCode): string[] {
+  const cache = memo[language]
+  let terms = cache.get(word)
+  if (terms === undefined) {
+    if (cache.size >= MAX_MEMO) cache.clear()
+    const normal = word.normalize("NFKC").replace(/’/g, "'")
+    const entry = LANGUAGES[language]
+    terms = entry.stopWords.has(normal) ? NONE : /^[\p{L}\p{M}']/u.test(normal) ? entry.stem(normal) : [normal]
+    cache.set(word, terms)
   }
-  return stemmed
+  return terms
 }
 
 type Emit = (term: string, start: number, end: number) => void
 
 /** Calls `emit` for every term of `text` with its UTF-16 span in `text`. */
-function scan(text: string, emit: Emit): void {
-  if (ASCII_TEXT.test(text)) return scanAscii(text.toLowerCase(), emit)
+function scan(text: string, language: LanguageCode, emit: Emit): void {
+  if (ASCII_TEXT.test(text)) return scanAscii(text.toLowerCase(), language, emit)
   for (const word of text.matchAll(WORD)) {
     for (const run of word[0].matchAll(RUN)) {
       const start = word.index + run.index
       if (CJK_START.test(run[0])) scanCjk(run[0], start, emit)
-      else {
-        const term = latinTerm(run[0])
-        if (term) emit(term, start, start + run[0].length)
-      }
+      else for (const term of wordTerms(run[0].toLowerCase(), language)) emit(term, start, start + run[0].length)
     }
   }
 }
 
 /** Lower-casing ASCII keeps every offset, so spans found in `lower` are spans of the text. */
-function scanAscii(lower: string, emit: Emit): void {
+function scanAscii(lower: string, language: LanguageCode, emit: Emit): void {
   ASCII_WORD.lastIndex = 0
   for (let match = ASCII_WORD.exec(lower); match; match = ASCII_WORD.exec(lower)) {
-    const term = asciiTerm(match[0])
-    if (term) emit(term, match.index, match.index + match[0].length)
+    for (const term of wordTerms(match[0], language)) emit(term, match.index, match.index + match[0].length)
   }
-}
-
-function asciiTerm(word: string): string | undefined {
-  if (STOP_WORDS.has(word)) return undefined
-  return STEMMABLE.test(word) ? stem(word) : word
-}
-
-function latinTerm(word: string): string | undefined {
-  let term = word.normalize("NFKC").toLowerCase().replace(/’/g, "'")
-  if (LATIN.test(term)) term = term.normalize("NFD").replace(/\p{M}+/gu, "")
-  // Folding may have left plain ASCII ("café" → "cafe"), which then stems like any English word.
-  return ASCII_TEXT.test(term) ? asciiTerm(term) : term
 }
 
 function scanCjk(run: string, offset: number, emit: Emit): void {
@@ -98,10 +82,10 @@ function scanCjk(run: string, offset: number, emit: Emit): void {
   }
 }
 
-/** The terms of `text`, for indexing and for queries. */
-export function terms(text: string): string[] {
+/** The terms of `text` (in its detected language unless told), for indexing. */
+export function terms(text: string, language: LanguageCode = detectLanguage(text)): string[] {
   const out: string[] = []
-  scan(text, (term) => out.push(term))
+  scan(text, language, (term) => out.push(term))
   return out
 }
 
@@ -112,10 +96,46 @@ export interface TermSpan {
 }
 
 /** The terms of `text` with where they are, for cutting snippets. */
-export function termSpans(text: string): TermSpan[] {
+export function termSpans(text: string, language: LanguageCode = detectLanguage(text)): TermSpan[] {
   const out: TermSpan[] = []
-  scan(text, (term, start, end) => out.push({ term, start, end }))
+  scan(text, language, (term, start, end) => out.push({ term, start, end }))
   return out
+}
+
+/**
+ * One word of a query, analysed in every supported language: the query's detected language
+ * first. A two-word query is too short to detect reliably, and a short note may have been
+ * indexed in the default language, so search picks per word the first analysis the index
+ * knows in that language (expand.ts).
+ */
+export interface QueryWord {
+  /** Lower-cased NFKC, accents kept: what a compound is split from. */
+  text: string
+  /** `language` undefined: the same in every language (Chinese and Japanese terms). */
+  forms: Array<{ language?: LanguageCode; terms: string[] }>
+}
+
+/** The searchable words of a query; a stop word of the query's language is none. */
+export function queryWords(query: string): QueryWord[] {
+  const detected = detectLanguage(query)
+  const order = [detected, ...LANGUAGE_CODES.filter((code) => code !== detected)]
+  const words: QueryWord[] = []
+  const cjk: string[] = []
+  for (const word of query.matchAll(WORD)) {
+    for (const run of word[0].matchAll(RUN)) {
+      if (CJK_START.test(run[0])) {
+        scanCjk(run[0], 0, (term) => cjk.push(term))
+        continue
+      }
+      const lower = run[0].toLowerCase()
+      if (wordTerms(lower, detected).length === 0) continue
+      const forms = order.map((language) => ({ language, terms: wordTerms(lower, language) })).filter((form) => form.terms.length > 0)
+      words.push({ text: lower.normalize("NFKC"), forms })
+    }
+  }
+  // CJK terms are the same in every language.
+  for (const term of new Set(cjk)) words.push({ text: term, forms: [{ terms: [term] }] })
+  return words
 }
 
 const APPROX_TOKEN = new RegExp(`[${CJK_CLASS}]|[^\\s${CJK_CLASS}]+`, "gu")

@@ -107,6 +107,8 @@ export interface ReplyCapability {
 
 export interface MemoryHit {
   source: string
+  /** YYYY-MM-DD the note is dated: a daily note's day, or its memory.md entry's. */
+  date: string
   content: string
   score: number
 }

@@ -254,14 +254,14 @@ describe("search", () => {
     expect(newYear.map((hit) => hit.content).join()).toContain("rental booked")
   })
 
-  it("returns {source, content, score} best first, content cut around the match", async () => {
+  it("returns {source, date, content, score} best first, content cut around the match", async () => {
     open()
     const filler = (n: number) => Array.from({ length: n }, (_, i) => `filler${i}`).join(" ")
     await memory.remember(A, `${filler(60)} The spare key is under the blue flowerpot. ${filler(60)}`, false)
     await memory.remember(A, "The key to the shed", false)
     await memory.remember(A, "A blue car", false)
     const hits = await search(A, "spare key blue flowerpot")
-    expect(hits.map((hit) => Object.keys(hit).sort())).toEqual(hits.map(() => ["content", "score", "source"]))
+    expect(hits.map((hit) => Object.keys(hit).sort())).toEqual(hits.map(() => ["content", "date", "score", "source"]))
     expect(hits.map((hit) => hit.score)).toEqual([...hits.map((hit) => hit.score)].sort((a, b) => b - a))
     expect(hits[0]!.content.length).toBeLessThanOrEqual(MAX_SNIPPET)
     expect(hits[0]!.content).toMatch(/^….*The spare key is under the blue flowerpot\..*…$/s)

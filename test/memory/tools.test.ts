@@ -25,7 +25,7 @@ class FakeMemory implements MemoryService {
   }
   async search(user: string, search: MemorySearch) {
     this.searches.push([user, search])
-    return [{ source: "memory/x.md", content: "x", score: 1 }]
+    return [{ source: "memory/x.md", date: "2026-01-10", content: "x", score: 1 }]
   }
 }
 
@@ -120,7 +120,7 @@ describe("remember tool", () => {
 describe("search_memory tool", () => {
   it("searches the calling user's memory with a default limit of 5", async () => {
     const memory = new FakeMemory()
-    expect(await run(searchMemoryTool, { query: "dentist" }, context({ memory }))).toEqual({ hits: [{ source: "memory/x.md", content: "x", score: 1 }] })
+    expect(await run(searchMemoryTool, { query: "dentist" }, context({ memory }))).toEqual({ hits: [{ source: "memory/x.md", date: "2026-01-10", content: "x", score: 1 }] })
     expect(memory.searches).toEqual([[USER, { query: "dentist", after: undefined, before: undefined, limit: 5 }]])
   })
 

@@ -108,7 +108,7 @@ export class ListMemory {
     return { path: `note-${this.notes.length}.md` }
   }
   async search(user: string, search: { query: string }): Promise<MemoryHit[]> {
-    return this.notes.filter((n) => n.user === user && n.content.includes(search.query)).map((n) => ({ source: "note.md", content: n.content, score: 1 }))
+    return this.notes.filter((n) => n.user === user && n.content.includes(search.query)).map((n) => ({ source: "note.md", date: "2026-01-01", content: n.content, score: 1 }))
   }
   async recordCompaction(user: string, summary: string): Promise<void> {
     this.compactions.push({ user, summary })

@@ -17,3 +17,12 @@ export function waitFor<T>(predicate: () => T, timeoutMs = 5000): Promise<NonNul
     check()
   })
 }
+
+/** Polls `check` (which may be async) every 20 ms until it holds; rejects after `timeoutMs`. */
+export async function eventually(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`eventually: ${what} did not happen within ${timeoutMs} ms`)
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+}

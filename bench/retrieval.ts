@@ -1,0 +1,47 @@
+/**
+ * Retrieval quality on the project's own retrieval set (test/support/retrieval): recall@5 of
+ * the lexical search without paraphrase queries, the current fact at rank 1, German and typo
+ * queries; then hybrid search with the fake embedder on 127.0.0.1 over every query, and over
+ * the paraphrases alone. The suite holds the same figures (test/memory/retrieval.test.ts).
+ *
+ *   npx tsx bench/retrieval.ts [--json]
+ */
+import { mkdtemp, rm } from "node:fs/promises"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { pathToFileURL } from "node:url"
+import { Memory } from "../src/memory/memory.ts"
+import { startEmbeddingsServer } from "../test/fakes/embeddings-server.ts"
+import { hybridMemory } from "../test/support/retrieval/hybrid.ts"
+import { QUERIES } from "../test/support/retrieval/queries.ts"
+import { figuresOf, runQueries, writeSet } from "../test/support/retrieval/run.ts"
+import { Figures } from "./figures.ts"
+
+export async function runRetrievalBench(figures: Figures): Promise<void> {
+  const dir = await mkdtemp(join(tmpdir(), "steward-retrieval-bench-"))
+  const server = await startEmbeddingsServer()
+  const memory = new Memory({ dir, scope: "user" })
+  const hybrid = hybridMemory(server, { dir, onWarning: (message) => console.error(message) })
+  try {
+    await writeSet(memory)
+    const lexical = figuresOf(await runQueries(memory, QUERIES.filter((query) => query.kind !== "paraphrase")))
+    figures.add("memory_recall_at5", lexical.recallAt5, "ratio", ">= 0.9")
+    figures.add("memory_current_fact_at1", lexical.currentFactAt1, "ratio", ">= 0.9")
+    figures.add("memory_recall_at5_de", lexical.recallAt5De, "ratio", ">= 0.8")
+    figures.add("memory_recall_at5_typo", lexical.recallAt5Typo, "ratio", ">= 0.8")
+    await hybrid.reindex()
+    const fused = figuresOf(await runQueries(hybrid))
+    figures.add("memory_recall_at5_hybrid", fused.recallAt5All, "ratio", ">= 0.9")
+    figures.add("memory_recall_at5_paraphrase_hybrid", fused.recallAt5Paraphrase, "ratio", ">= 0.8")
+    figures.add("memory_current_fact_at1_hybrid", fused.currentFactAt1, "ratio")
+  } finally {
+    await Promise.all([memory.close(), hybrid.close()])
+    await server.close()
+    await rm(dir, { recursive: true, force: true })
+  }
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  await runRetrievalBench(new Figures(process.argv.includes("--json")))
+  process.exit(0)
+}

@@ -1,0 +1,80 @@
+import { mkdtemp, rm } from "node:fs/promises"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { Memory } from "../../src/memory/memory.ts"
+import { startEmbeddingsServer, type EmbeddingsServer } from "../fakes/embeddings-server.ts"
+import { hybridMemory } from "../support/retrieval/hybrid.ts"
+import { QUERIES } from "../support/retrieval/queries.ts"
+import { figuresOf, runQueries, writeSet, type QueryResult } from "../support/retrieval/run.ts"
+
+/** The retrieval set against the lexical search: the figures bench/retrieval.ts reports. */
+describe("retrieval set, lexical", () => {
+  let dir: string
+  let memory: Memory
+  let results: QueryResult[]
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), "steward-retrieval-"))
+    memory = new Memory({ dir, scope: "user" })
+    await writeSet(memory)
+    results = await runQueries(memory, QUERIES.filter((query) => query.kind !== "paraphrase"))
+  })
+
+  afterAll(async () => {
+    await memory.close()
+    await rm(dir, { recursive: true, force: true })
+  })
+
+  it("meets the recall, current-fact, German and typo targets", () => {
+    const figures = figuresOf(results)
+    expect(figures.recallAt5).toBeGreaterThanOrEqual(0.9)
+    expect(figures.currentFactAt1).toBeGreaterThanOrEqual(0.9)
+    expect(figures.recallAt5De).toBeGreaterThanOrEqual(0.8)
+    expect(figures.recallAt5Typo).toBeGreaterThanOrEqual(0.8)
+  })
+
+  it("never returns another user's notes", () => {
+    expect(results.filter((r) => r.leaked).map((r) => r.query.query)).toEqual([])
+  })
+
+  it("keeps every hit inside the query's date window", () => {
+    expect(results.filter((r) => r.outsideWindow).map((r) => r.query.query)).toEqual([])
+  })
+})
+
+/** The whole set, paraphrases included, against hybrid search with the fake embedder on 127.0.0.1. */
+describe("retrieval set, hybrid", () => {
+  let dir: string
+  let server: EmbeddingsServer
+  let memory: Memory
+  let results: QueryResult[]
+  const warnings: string[] = []
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), "steward-retrieval-hybrid-"))
+    server = await startEmbeddingsServer()
+    memory = hybridMemory(server, { dir, onWarning: (message) => warnings.push(message) })
+    await writeSet(memory)
+    await memory.reindex()
+    results = await runQueries(memory)
+  })
+
+  afterAll(async () => {
+    await memory.close()
+    await server.close()
+    await rm(dir, { recursive: true, force: true })
+  })
+
+  it("meets the hybrid and paraphrase targets, and keeps current facts first", () => {
+    const figures = figuresOf(results)
+    expect(figures.recallAt5All).toBeGreaterThanOrEqual(0.9)
+    expect(figures.recallAt5Paraphrase).toBeGreaterThanOrEqual(0.8)
+    expect(figures.currentFactAt1).toBeGreaterThanOrEqual(0.9)
+    expect(warnings).toEqual([])
+  })
+
+  it("never returns another user's notes, and keeps vector hits inside the date window", () => {
+    expect(results.filter((r) => r.leaked || r.outsideWindow).map((r) => r.query.query)).toEqual([])
+  })
+})
