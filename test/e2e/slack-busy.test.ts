@@ -8,7 +8,7 @@ import { startApp, type App } from "../../src/app.ts"
 import { loadConfig } from "../../src/config/config.ts"
 import { startModelServer, type ModelServer, type Script } from "../fakes/model-server.ts"
 import { dmEvent, eventCallback, EventSender, startSlackApi, type SlackApi, type SlackEvent } from "../fakes/slack-api.ts"
-import { heldReplying } from "../support/e2e.ts"
+import { delegating, heldReplying } from "../support/e2e.ts"
 import { ListMemory } from "../support/harness.ts"
 
 const OWNER = "U0OWNER"
@@ -39,7 +39,7 @@ afterEach(async () => {
   rmSync(dataDir, { recursive: true, force: true })
 })
 
-async function start(script: Script = held.script): Promise<App> {
+async function start(script: Script = held.script, statusRenewMs?: number): Promise<App> {
   server ??= await startModelServer(script)
   const config = loadConfig({
     DATA_DIR: dataDir,
@@ -52,7 +52,7 @@ async function start(script: Script = held.script): Promise<App> {
     SLACK_API_URL: api.apiUrl,
   })
   const log = pino({ level: process.env.STEWARD_TEST_LOG ?? "silent" }, pino.destination(2))
-  const channel = new SlackChannel({ ...config.slack, botToken: api.botToken }, log, { host: "127.0.0.1", port: 0, retryConfig: { retries: 2, minTimeout: 0, maxTimeout: 1 } })
+  const channel = new SlackChannel({ ...config.slack, botToken: api.botToken }, log, { host: "127.0.0.1", port: 0, statusRenewMs, retryConfig: { retries: 2, minTimeout: 0, maxTimeout: 1 } })
   app = await startApp(config, log, [channel], new ListMemory())
   sender = new EventSender(`http://127.0.0.1:${channel.httpPort}/slack/events`, api.signingSecret)
   return app
@@ -106,6 +106,32 @@ describe("Slack busy indicators end to end (real Bolt, fake Web API, a slow scri
     await steward.supervisor.idle()
     await api.waitFor(() => !api.threadStatus.has(`${OWNER_DM}:${thread}`))
     expect(callsOf("reactions.add")).toEqual([])
+  })
+
+  it("sets the status again after Steward posts in the thread while work goes on, and every renewal period", async () => {
+    let finish!: () => void
+    const finished = new Promise<void>((resolve) => (finish = resolve))
+    const steward = await start(
+      delegating(async () => {
+        await finished
+        return { text: "Saved notes/late.md" }
+      }),
+      50,
+    )
+    const thread = "1700000550.000100"
+    api.assistantThreads.add(`${OWNER_DM}:${thread}`)
+    await send(dmEvent(OWNER, OWNER_DM, "write it down", { thread_ts: thread }))
+    const thinking = () => callsOf("assistant.threads.setStatus").filter((call) => call.params.status === "is thinking…")
+    // "On it." posted mid-work (which ends the status on Slack), and the renewal period passes.
+    await api.waitFor(() => replyTexts().includes("On it."))
+    await api.waitFor(() => thinking().length >= 3)
+    expect(callsOf("assistant.threads.setStatus").every((call) => call.params.status === "is thinking…")).toBe(true)
+    finish()
+    await api.waitFor(() => replyTexts().includes("Done: Saved notes/late.md"))
+    await steward.supervisor.idle()
+    await api.waitFor(() => !api.threadStatus.has(`${OWNER_DM}:${thread}`))
+    const cleared = callsOf("assistant.threads.setStatus").findIndex((call) => call.params.status === "")
+    expect(callsOf("assistant.threads.setStatus").slice(cleared + 1)).toEqual([])
   })
 
   it("falls back to 👀 in a DM thread where Slack refuses the status, and does not ask again there", async () => {
