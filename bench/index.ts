@@ -4,6 +4,7 @@ import { runCoreBench } from "./core.ts"
 import { runCostBench } from "./cost.ts"
 import { runFetchBench } from "./fetch.ts"
 import { Figures } from "./figures.ts"
+import { runFirstSignBench } from "./first-sign.ts"
 import { runMemoryBench } from "./memory.ts"
 import { runSlackBench } from "./slack.ts"
 import { runTelegramBench } from "./telegram.ts"
@@ -15,6 +16,7 @@ await runCoreBench(new Figures(json))
 await runCostBench(new Figures(json))
 await runTelegramBench(new Figures(json))
 await runSlackBench(new Figures(json))
+await runFirstSignBench(new Figures(json))
 await runFetchBench(new Figures(json))
 if (!process.argv.includes("--core")) {
   await runYearBench(new Figures(json))

@@ -7,6 +7,7 @@ import type { InboundMessage, OutgoingMessage, ProgressUpdate } from "../../src/
 import type { Config } from "../../src/config/config.ts"
 import { portError } from "../../src/config/ports.ts"
 import { section, withButtons, type Block } from "./blocks.ts"
+import { BusyIndicator, type MessageRef } from "./busy.ts"
 import { messageIdOf, messageRefOf, placeOf } from "./conversation.ts"
 import { uploadFile } from "./files.ts"
 import { ACTION_ID, inboundOfAction, inboundOfEvent, type MessageEvent } from "./inbound.ts"
@@ -28,6 +29,8 @@ export interface SlackChannelOptions {
   progressEditIntervalMs?: number
   /** Socket Mode: restart a connection that claims to be open but carried nothing this long. */
   socketSilenceMs?: number
+  /** How often an assistant thread's status is set again while busy (Slack drops it after two minutes). */
+  statusRenewMs?: number
 }
 
 /** A few quick retries in place; a platform that stays down is the outbox's to retry, with backoff. */
@@ -75,6 +78,7 @@ export class SlackChannel implements Channel {
   private readonly clientOptions: webApi.WebClientOptions
   private readonly progressMessages: ReturnType<typeof progressMessages>
   private readonly userZones: SlackUserZones
+  private readonly busy: BusyIndicator
   private app?: App
   private watchdog?: SocketWatchdog
   private readonly connection = new ConnectionHealth()
@@ -102,6 +106,8 @@ export class SlackChannel implements Channel {
     this.web = new webApi.WebClient(config.botToken, this.clientOptions)
     this.progressMessages = progressMessages(this.web, log, options.progressEditIntervalMs)
     this.userZones = new SlackUserZones(this.web, log)
+    // Its own client without retries: a sign of life that comes seconds late is worse than none.
+    this.busy = new BusyIndicator(new webApi.WebClient(config.botToken, { ...this.clientOptions, retryConfig: { retries: 0 } }), log, options.statusRenewMs)
   }
 
   /** The port the HTTP receiver listens on, once started in HTTP mode. */
@@ -114,6 +120,7 @@ export class SlackChannel implements Channel {
     const me = await this.web.auth.test()
     this.botUserId = me.user_id ?? ""
     await this.progressMessages.restore(handlers.state)
+    await this.busy.restore(handlers.state)
     const logger = boltLogger(this.log)
     const receiver = this.receiverOf(logger)
     // With the bot's ids given, Bolt does not call auth.test again.
@@ -139,6 +146,7 @@ export class SlackChannel implements Channel {
     if (message.file) {
       const messageId = await uploadFile(this.web, place, message.file, message.text)
       if (place.thread) this.threads.add(conversation)
+      this.busy.posted(conversation)
       return { messageId }
     }
     const parts = renderSlack(message.text, SLACK_LIMIT, this.renderFailed(conversation))
@@ -158,6 +166,7 @@ export class SlackChannel implements Channel {
     }
     this.partial.delete(conversation)
     if (place.thread) this.threads.add(conversation)
+    this.busy.posted(conversation)
     // A question is edited when it closes: its id is that of the part that carries the buttons.
     const shown = buttons ? ids.at(-1)! : ids[0]
     return { messageId: messageIdOf(shown.channel, shown.ts) }
@@ -194,12 +203,18 @@ export class SlackChannel implements Channel {
     this.progressMessages.update(placeOf(conversation), update)
   }
 
+  /** The assistant thread's status, else 👀 on the user's message that started the work. */
+  activity(conversation: string, busy: boolean): void {
+    this.busy.set(conversation, busy)
+  }
+
   async stop(): Promise<void> {
     this.watchdog?.stop()
     this.progressMessages.stop()
     await this.app?.stop().catch((error: unknown) => this.log.warn({ err: error }, "could not stop the Slack receiver cleanly"))
     this.app = undefined
     await Promise.allSettled(this.handing.values())
+    await this.busy.stop()
   }
 
   private route(handlers: ChannelHandlers, team: string): void {
@@ -210,7 +225,7 @@ export class SlackChannel implements Channel {
       const message = event as unknown as MessageEvent
       const inbound = inboundOfEvent(message, { team, eventId: body.event_id, botUserId: this.botUserId, botToken: this.config.botToken, follows: (conversation) => this.threads.has(conversation) })
       if (inbound && message.type === "app_mention") this.threads.add(inbound.conversation)
-      await this.hand(handlers, inbound)
+      await this.hand(handlers, inbound, { channel: message.channel, ts: message.ts })
     })
     app.action<BlockAction<ButtonAction>>({ type: "block_actions", action_id: ACTION_ID }, async ({ ack, body }) => {
       await ack()
@@ -236,14 +251,14 @@ export class SlackChannel implements Channel {
   }
 
   /** onMessage rejects only when the core could not store the message; the event is acked by then, so it is logged. */
-  private hand(handlers: ChannelHandlers, message: InboundMessage | undefined): Promise<void> {
+  private hand(handlers: ChannelHandlers, message: InboundMessage | undefined, source?: MessageRef): Promise<void> {
     if (!message) return Promise.resolve()
     const { conversation } = message
     const handed = (this.handing.get(conversation) ?? Promise.resolve())
       // After the I/O already read: in a burst, the other events' acknowledgements go out before this one's work starts.
       .then(() => new Promise((resolve) => setImmediate(resolve)))
       .then(() => this.userZones.zoneOf(message.user.slice("slack:".length)))
-      .then((timezone) => handlers.onMessage(timezone === undefined ? message : { ...message, timezone }))
+      .then((timezone) => this.busy.during(conversation, source, () => handlers.onMessage(timezone === undefined ? message : { ...message, timezone })))
       .catch((error: unknown) => this.log.error({ err: error, conversation, eventId: message.eventId }, "could not take a Slack message"))
     this.handing.set(conversation, handed)
     void handed.then(() => {

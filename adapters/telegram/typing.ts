@@ -1,8 +1,8 @@
 import type { Api } from "grammy"
 import type { Logger } from "pino"
 
-/** Telegram shows "typing…" for about 5 s after each sendChatAction, so it is renewed a little sooner. */
-const TYPING_RENEW_MS = 4500
+/** Telegram shows "typing…" for about 5 s after each sendChatAction, so it is renewed every 4 s. */
+const TYPING_RENEW_MS = 4000
 
 /** "typing…" in every chat that has work running, from busy until not busy. */
 export class TypingIndicator {

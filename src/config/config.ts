@@ -2,9 +2,10 @@ import { resolve } from "node:path"
 import { z } from "zod"
 import { isTimeZone } from "../schedule/cron.ts"
 import { allowHostsSchema, type AllowList } from "../web/address-policy.ts"
+import { allowedUsers, httpUrl, modelSpec, MODEL_EXPECTED, port, PROVIDERS, wholeNumber, type AllowedUsers, type Provider } from "./fields.ts"
 
-export const PROVIDERS = ["openai", "anthropic", "openai-compatible"] as const
-export type Provider = (typeof PROVIDERS)[number]
+export { PROVIDERS, type AllowedUsers, type Provider } from "./fields.ts"
+
 
 export interface ModelSpec {
   provider: Provider
@@ -16,11 +17,6 @@ export interface ModelSpec {
 export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const
 export type LogLevel = (typeof LOG_LEVELS)[number]
 
-export interface AllowedUsers {
-  anyone: boolean
-  /** `<channel>:<user-id>` entries, e.g. `telegram:1001`. */
-  users: Set<string>
-}
 
 export interface Config {
   dataDir: string
@@ -98,74 +94,6 @@ export class ConfigError extends Error {
     super(message)
   }
 }
-
-const MODEL_EXPECTED = `expected <provider>:<model-id>, e.g. openai:gpt-4.1-mini (providers: ${PROVIDERS.join(", ")})`
-
-function wholeNumber(min: number, max?: number) {
-  const expected =
-    max === undefined ? `expected a whole number of at least ${min}` : `expected a whole number from ${min} to ${max}`
-  // Number() alone would accept "1e3", "4.5", " " and "0x10"; only plain digits are a whole decimal number.
-  return z
-    .string()
-    .regex(/^\d+$/, expected)
-    .transform(Number)
-    .pipe(z.int(expected).min(min, expected).max(max ?? Number.MAX_SAFE_INTEGER, expected))
-}
-
-const port = () => wholeNumber(1, 65535)
-const httpUrl = () => z.url({ protocol: /^https?$/, error: "expected an http(s) URL" })
-
-const modelSpec = z
-  .string()
-  .regex(new RegExp(`^(${PROVIDERS.join("|")}):.+$`, "s"), MODEL_EXPECTED)
-  .transform((value) => {
-    // Only the first colon separates the provider: model ids like qwen2.5:7b contain colons.
-    const at = value.indexOf(":")
-    return { provider: value.slice(0, at) as Provider, id: value.slice(at + 1) }
-  })
-
-const ALLOWED_USERS_EXPECTED =
-  "expected a comma-separated list of <channel>:<user-id>, e.g. telegram:1001,slack:U1001,console:local, or * for anyone"
-
-/** What a user id looks like in each channel Steward has: a mistyped id would never match
- *  anyone, and the owner would be treated as a stranger without knowing why. */
-const USER_IDS: Record<string, { id: RegExp; expected: string }> = {
-  telegram: { id: /^\d+$/, expected: "a Telegram user id is a number, e.g. telegram:1001" },
-  slack: { id: /^[UW][A-Z0-9]+$/, expected: "a Slack user id starts with U or W, e.g. slack:U1001" },
-  console: { id: /^local$/, expected: "the console's one user is console:local" },
-}
-
-/** Why `entry` (`<channel>:<user-id>`) is not a user Steward could ever see, or undefined. */
-function badUser(entry: string): string | undefined {
-  const at = entry.indexOf(":")
-  if (at <= 0) return ALLOWED_USERS_EXPECTED
-  const rule = USER_IDS[entry.slice(0, at)]
-  if (!rule) return `the channel must be one of ${Object.keys(USER_IDS).join(", ")}`
-  return rule.id.test(entry.slice(at + 1)) ? undefined : rule.expected
-}
-
-const allowedUsers = z.string().transform((value, ctx): AllowedUsers => {
-  const entries = value
-    .split(",")
-    .map((entry) => entry.trim())
-    .filter((entry) => entry !== "")
-  if (entries.length === 0) {
-    ctx.addIssue({ code: "custom", message: ALLOWED_USERS_EXPECTED })
-    return z.NEVER
-  }
-  const result: AllowedUsers = { anyone: false, users: new Set() }
-  for (const entry of entries) {
-    const problem = entry === "*" ? undefined : badUser(entry)
-    if (problem) {
-      // Name the offending entry: in a long list the whole value would hide it.
-      ctx.addIssue({ code: "custom", message: problem, params: { got: `entry ${JSON.stringify(entry)}` } })
-      return z.NEVER
-    }
-    if (entry === "*") result.anyone = true
-    else result.users.add(entry)
-  }
-  return result
-})
 
 const schema = z.object({
   DATA_DIR: z.string().default("./data"),

@@ -13,8 +13,13 @@ export { waitFor }
  * demand. `apps.connections.open` hands out a ws:// URL of a Socket Mode server it runs too.
  *
  * Beside it, `EventSender` posts signed Events API and interactivity requests to an app, the
- * way Slack does. Not modelled: files, reactions, users, rate limits on their own, the
- * Events API's retries on their own (a test sends the retry itself).
+ * way Slack does. Not modelled: users, rate limits on their own, the Events API's retries on
+ * their own (a test sends the retry itself).
+ *
+ * Busy indicators: `reactions.add`/`reactions.remove` keep `reactions` (the names on a message,
+ * by `<channel>:<ts>`; already_reacted, no_reaction as Slack answers); `assistant.threads.setStatus`
+ * keeps `threadStatus` (by `<channel_id>:<thread_ts>`, an empty status clears it) for the threads
+ * listed in `assistantThreads`, and answers any other thread with `not_allowed`.
  *
  * Files: `hostFile` serves a file at a private download URL that needs the bot token (without
  * it, Slack's sign-in page, HTTP 200, as Slack answers); files.uploadV2's three steps
@@ -27,7 +32,8 @@ export type SlackBlock = { type: string; block_id?: string; text?: { type: strin
 export type SlackElement = { type: string; action_id?: string; value?: string; text?: { type: string; text: string } }
 export type SlackMessage = { channel: string; ts: string; text: string; blocks?: SlackBlock[]; thread_ts?: string; user: string; bot_id: string }
 export type Failure = { error: string } | { status: 429; retryAfter: number } | { status: number }
-export type Call = { method: string; params: Params; token?: string }
+/** A Web API call as received, with its arrival time (`performance.now()`). */
+export type Call = { method: string; params: Params; token?: string; at: number }
 /** A file as a message event carries it. */
 export type SlackFile = { id: string; name: string; mimetype: string; size: number; url_private_download: string; url_private: string; mode: string }
 /** A file the bot uploaded, once completed into a channel. */
@@ -53,6 +59,12 @@ export type SlackApi = {
   uploads: SlackUpload[]
   /** Downloads of hosted files, with the token they came with. */
   downloads: { id: string; token?: string }[]
+  /** The reactions on messages now, by `<channel>:<ts>`. */
+  reactions: Map<string, Set<string>>
+  /** Assistant threads (`<channel>:<thread_ts>`) where the app may set a status. */
+  assistantThreads: Set<string>
+  /** The status shown in each assistant thread now, by `<channel>:<thread_ts>`. */
+  threadStatus: Map<string, string>
   /** Serves `data` as a file a user shared; `size` may claim another size (for limits). */
   hostFile(name: string, mimetype: string, data: Buffer | string, size?: number): SlackFile
   /** The next call of `method` (for which `when` holds, if given) fails this way instead of running; several queue up. */
@@ -106,6 +118,9 @@ export async function startSlackApi(options: { team?: string } = {}): Promise<Sl
   const uploads: SlackUpload[] = []
   const downloads: { id: string; token?: string }[] = []
   let lastFile = 0
+  const reactions = new Map<string, Set<string>>()
+  const assistantThreads = new Set<string>()
+  const threadStatus = new Map<string, string>()
 
   const find = (params: Params) => {
     const index = messages.findIndex((message) => message.channel === params.channel && message.ts === params.ts)
@@ -174,6 +189,27 @@ export async function startSlackApi(options: { team?: string } = {}): Promise<Sl
       })
       return { files: done }
     },
+    "reactions.add": (params) => {
+      const key = `${requireChannel(params)}:${String(params.timestamp)}`
+      const names = reactions.get(key) ?? new Set<string>()
+      if (!params.name) throw new ApiError("invalid_name")
+      if (names.has(String(params.name))) throw new ApiError("already_reacted")
+      reactions.set(key, names.add(String(params.name)))
+      return {}
+    },
+    "reactions.remove": (params) => {
+      const names = reactions.get(`${requireChannel(params)}:${String(params.timestamp)}`)
+      if (!names?.delete(String(params.name))) throw new ApiError("no_reaction")
+      return {}
+    },
+    "assistant.threads.setStatus": (params) => {
+      const key = `${String(params.channel_id)}:${String(params.thread_ts)}`
+      if (params.status === undefined) throw new ApiError("invalid_arguments")
+      if (!assistantThreads.has(key)) throw new ApiError("not_allowed")
+      if (params.status === "") threadStatus.delete(key)
+      else threadStatus.set(key, String(params.status))
+      return {}
+    },
     "apps.connections.open": (_params, token) => {
       if (!token.startsWith("xapp-")) throw new ApiError("not_allowed_token_type")
       return { url: `ws://127.0.0.1:${port}/link/?ticket=${randomBytes(6).toString("hex")}` }
@@ -218,6 +254,7 @@ export async function startSlackApi(options: { team?: string } = {}): Promise<Sl
     const route = /^\/api\/([\w.]+)$/.exec(pathname)
     if (!route) return reply(res, 404, { ok: false, error: "unknown_method" })
     const method = route[1]
+    const at = performance.now()
     let params: Params
     try {
       params = await bodyOf(req)
@@ -227,7 +264,7 @@ export async function startSlackApi(options: { team?: string } = {}): Promise<Sl
       throw error
     }
     const token = /^Bearer (.+)$/.exec(req.headers.authorization ?? "")?.[1] ?? (typeof params.token === "string" ? params.token : undefined)
-    calls.push({ method, params, token })
+    calls.push({ method, params, token, at })
     const queued = failures.get(method) ?? []
     const index = queued.findIndex((entry) => entry.when(params))
     const failure = index < 0 ? undefined : queued.splice(index, 1)[0].failure
@@ -276,6 +313,9 @@ export async function startSlackApi(options: { team?: string } = {}): Promise<Sl
     socket,
     uploads,
     downloads,
+    reactions,
+    assistantThreads,
+    threadStatus,
     hostFile(name, mimetype, data, size) {
       const id = `F0IN${++lastFile}`
       const bytes = Buffer.from(data)

@@ -36,8 +36,8 @@ export type TelegramApi = {
   chatCommands: Map<number, BotCommand[]>
   /** What setWebhook set, until deleteWebhook. */
   webhook?: { url: string; secretToken?: string; allowedUpdates?: string[] }
-  /** Every call as received, failed ones included. */
-  requests: { method: string; params: Params }[]
+  /** Every call as received, failed ones included, with its arrival time (`performance.now()`). */
+  requests: { method: string; params: Params; at: number }[]
   /** Files the bot sent with sendPhoto or sendDocument. */
   uploads: Upload[]
   /** Downloads through the file route, by file path. */
@@ -153,7 +153,7 @@ export async function startTelegramApi(options: TelegramApiOptions = {}): Promis
   const callbackAnswers: CallbackAnswer[] = []
   const commands: BotCommand[] = []
   const chatCommands = new Map<number, BotCommand[]>()
-  const requests: { method: string; params: Params }[] = []
+  const requests: { method: string; params: Params; at: number }[] = []
   const failures = new Map<string, { failure: Failure; after: number }[]>()
   const pendingQueries = new Set<string>()
   const files = new Map<string, { data: Buffer; size: number; path: string }>()
@@ -328,8 +328,9 @@ export async function startTelegramApi(options: TelegramApiOptions = {}): Promis
     if (!route) throw new ApiError(404, "Not Found")
     if (route[1] !== token) throw new ApiError(401, "Unauthorized")
     const method = route[2]
+    const at = performance.now()
     const params = { ...Object.fromEntries(url.searchParams), ...(await bodyOf(req)) }
-    requests.push({ method, params })
+    requests.push({ method, params, at })
     // A planned failure lets its `after` calls through first.
     const planned = failures.get(method.toLowerCase())
     const failure = planned?.[0] && planned[0].after-- === 0 ? planned.shift()?.failure : undefined

@@ -50,3 +50,18 @@ export function untilWhileRunning<T>(steward: StewardProcess, what: string, pred
   const died = steward.exited.then((code) => Promise.reject(new Error(`Steward exited (${code}) while waiting for ${what}: ${steward.stderr.join("").slice(-2000)}`)))
   return Promise.race([waitFor(predicate, timeoutMs), died])
 }
+
+/** A slow Teller: it answers every message with `text`, but only once `release()` is called;
+ *  `answeredAt` is when it first answered (`performance.now()`). */
+export function heldReplying(text: string): { script: Script; release: () => void; answeredAt: () => number | undefined } {
+  let release!: () => void
+  const released = new Promise<void>((resolve) => (release = resolve))
+  let answeredAt: number | undefined
+  const teller: Script = async (req) => {
+    if (afterTool(req)) return { text: "" }
+    await released
+    answeredAt ??= performance.now()
+    return say(text)
+  }
+  return { script: byRole({ teller }), release, answeredAt: () => answeredAt }
+}
