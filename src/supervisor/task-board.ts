@@ -53,6 +53,8 @@ export class TaskBoard implements TaskCapability {
   private progress = new Map<string, ToolSummary[]>()
   /** Task runs under way, so stop() can wait for them. */
   private inflight = new Set<Promise<unknown>>()
+  /** Batch heads whose report is being written. */
+  private reporting = new Set<string>()
 
   constructor(private readonly deps: TaskBoardDeps) {}
 
@@ -337,8 +339,14 @@ export class TaskBoard implements TaskCapability {
     if (!isBatchHead(head) || head.reported || !TERMINAL.has(head.status)) return
     const batch = [head, ...(head.children ?? []).map((id) => this.tasks.get(id)!).filter((task) => task?.type !== "conditional")]
     if (batch.some((task) => !task || !TERMINAL.has(task.status))) return
+    // Two of the batch's tasks ending at once both find it complete: only the first reports.
+    if (this.reporting.has(head.id)) return
+    this.reporting.add(head.id)
+    // The event's id is the batch's, so however often a wake is attempted (a crash between any
+    // two writes, a recovery pass beside the normal path) there is one event per result: a
+    // second write overwrites it and the inbox takes an id once.
     const event: InboxEvent = {
-      id: newId(),
+      id: resultsEventId(head.id),
       conversation: head.conversation,
       user: head.user,
       kind: "task_results",
@@ -348,7 +356,11 @@ export class TaskBoard implements TaskCapability {
       firingId: head.firingId,
     }
     const update = { ...head, reported: true }
-    await this.deps.store.save({ tasks: [update], events: [event] })
+    try {
+      await this.deps.store.save({ tasks: [update], events: [event] })
+    } finally {
+      this.reporting.delete(head.id)
+    }
     this.track(update)
     this.deps.wake(event)
   }
@@ -360,6 +372,11 @@ export class TaskBoard implements TaskCapability {
     this.progress.set(taskId, tools)
     this.deps.progress(task.conversation, { taskId, agent: task.agent, state: "running", tools })
   }
+}
+
+/** The inbox event of a batch's results: one per batch head, whatever wakes it. */
+export function resultsEventId(headTaskId: string): string {
+  return `results-${headTaskId}`
 }
 
 function now(): string {
