@@ -25,7 +25,7 @@ const TURNS_PER_CONVERSATION = 5
 /** Replies arrive here; each waiter is woken by the reply that completes its turn. */
 class BenchChannel implements Channel {
   readonly name = "bench"
-  private onMessage!: (message: InboundMessage) => Promise<void>
+  private onMessage!: ChannelHandlers["onMessage"]
   private waiting = new Map<string, () => void>()
   private sent = 0
 

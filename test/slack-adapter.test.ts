@@ -163,16 +163,28 @@ describe("Slack adapter over HTTP (real Bolt, fake Web API)", () => {
     expect(received).toEqual([])
   })
 
-  it("acknowledges before the core has taken the message: a slow handler does not delay the 200", async () => {
+  // Issue 12 (4) reversed the earlier contract ("acknowledges before the core has taken the
+  // message"): an event is acknowledged only once the core has stored it, so a write that fails
+  // leaves it to Slack's retry instead of losing it.
+  it("acknowledges an event only once the core has stored it: 200 after the write, 500 when it failed", async () => {
     let release!: () => void
     const held = new Promise<void>((resolve) => (release = resolve))
     let taken = false
-    const { api, sender } = await startSlack({ onMessage: () => held.then(() => void (taken = true)) })
-    const delivery = await sender.event(event(api, dmEvent(USER, DM, "slow")))
-    expect(delivery.status).toBe(200)
-    expect(taken).toBe(false)
+    const { api, sender } = await startSlack({
+      onMessage: async (message) => {
+        if (message.text === "disk full") throw new Error("SQLITE_FULL: database or disk is full")
+        await held
+        taken = true
+      },
+    })
+    let answered = false
+    const delivery = sender.event(event(api, dmEvent(USER, DM, "slow"))).then((result) => ((answered = true), result))
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    expect(answered).toBe(false)
     release()
-    await waitFor(() => taken)
+    expect((await delivery).status).toBe(200)
+    expect(taken).toBe(true)
+    expect((await sender.event(event(api, dmEvent(USER, DM, "disk full")))).status).toBe(500)
   })
 
   it("passes a retried event on with the same event id (the core drops the second)", async () => {

@@ -2,13 +2,20 @@ import type { Logger } from "pino"
 import type { OutgoingMessage } from "../core/types.ts"
 import type { OutboxRecord } from "../store/records.ts"
 import { newId, type Store, type StoredRecords } from "../store/store.ts"
-import { channelOf, UndeliverableMessage, type Channel } from "./channel.ts"
+import { channelOf, type Channel } from "./channel.ts"
+import { backoffMs, capped, classify } from "./delivery.ts"
 
-/** Backoff after a transient failure (of a send, or of the write that records one): 1 s
- *  doubling, capped at 5 min. */
-const FIRST_RETRY_MS = 1000
-const MAX_RETRY_MS = 5 * 60_000
-const backoffMs = (attempt: number): number => Math.min(MAX_RETRY_MS, FIRST_RETRY_MS * 2 ** Math.min(attempt - 1, 30))
+/** Settled records kept in memory (newest), so a replayed producer still finds its record and
+ *  an edit its target without a read; older ones are read from the store when needed. */
+const SETTLED_KEPT = 2000
+/** The origin of the note that tells the user a message could not be sent. */
+const UNDELIVERED = "undelivered:"
+
+export interface OutboxOptions {
+  /** Messages a reply may take before it is sent as its first part plus a file. */
+  maxReplyMessages?: number
+  settledKept?: number
+}
 
 /** What the outbox tells its owner, fixed when it is made. */
 export interface OutboxEvents {
@@ -26,33 +33,43 @@ export interface OutboxEvents {
  * sent (again) — after a failure with backoff, after a restart at once (or when its backoff
  * ends).
  *
- * Retry policy: a send that failed transiently (network, timeout, 429, 5xx, any error the
- * channel does not know to be permanent) is retried with backoff capped at 5 minutes, with no
- * limit on attempts, across restarts: an outage of any length delays replies but loses none.
- * There is deliberately no attempt bound: a bound is a length of outage after which replies are
- * dropped. Only a permanent refusal (`Channel.isPermanent`: the platform says the request itself
- * is wrong, e.g. the chat is gone or the bot was blocked) or an `UndeliverableMessage` fails a
- * record at once; `settled` reports it. The price: a conversation's later messages wait behind
- * its first unsent one, so an error wrongly taken as transient holds that conversation up (it is
- * logged on every attempt) until it is fixed.
+ * Retry policy (see delivery.ts): a send that failed transiently (network, timeout, 429, 5xx,
+ * any platform error the channel does not know to be permanent) is retried with backoff capped
+ * at 5 minutes, with no limit on attempts, across restarts: an outage of any length delays
+ * replies but loses none. A permanent refusal (`Channel.isPermanent`: the chat is gone, the bot
+ * was blocked) or an `UndeliverableMessage` fails a record at once; `settled` reports it. An
+ * error of the adapter's own code (a renderer's RangeError) is not the platform's: the message
+ * goes once more as plain text, and if that throws too it is failed and the user is told in a
+ * short plain note. Nothing but an outage holds a conversation's later messages up.
  *
- * The one window that cannot be closed: the process dies after the platform accepted a
- * message and before its id was written. That message is sent again on restart. The window
- * is kept to one awaited write: nothing else happens between the send and the record. If that
- * write fails, the record is delivered in memory all the same (this process never sends it
- * again) and the write is retried until it lands.
+ * A reply longer than `maxReplyMessages` of the channel's messages goes out as its first part
+ * plus the whole text as a `.md` file.
+ *
+ * The send window: the process dies after the platform accepted a message and before its id
+ * was written. A channel that can find its messages by the outbox id (`findSent`: Slack's
+ * message metadata) is asked before such a record is sent again after a restart; with any
+ * other (Telegram) the message is sent again. The window is kept to one awaited write: nothing
+ * else happens between the send and the record. If that write fails, the record is delivered
+ * in memory all the same (this process never sends it again) and the write is retried until
+ * it lands.
  *
  * A reply the adapter had to split is one record. While the process lives, a retry of it
  * resumes after the parts that got out (the adapter remembers their ids in memory); after a
  * crash or restart in the middle of it, the whole reply is sent again.
  */
 export class Outbox {
-  private records = new Map<string, OutboxRecord>()
   /** The records still to send, oldest first: what the senders and `busy` look at, so their
    *  cost does not grow with every message ever sent. */
   private pending = new Map<string, OutboxRecord>()
-  private firings = new Set<string>()
+  /** The newest settled records, oldest first (bounded: SETTLED_KEPT). */
+  private settledRecords = new Map<string, OutboxRecord>()
+  /** Pending and kept records by what produced them, and the firings they report. */
+  private firings = new Map<string, string>()
   private byOrigin = new Map<string, OutboxRecord>()
+  /** Records found pending at start-up: they may have got out just before the stop. */
+  private uncertain = new Set<string>()
+  private readonly settledKept: number
+  private readonly maxReplyMessages: number
   /** One sender per conversation keeps its messages in order. */
   private senders = new Map<string, Promise<void>>()
   private again = new Set<string>()
@@ -66,11 +83,18 @@ export class Outbox {
     private readonly channels: Map<string, Channel>,
     private readonly log: Logger,
     private readonly on: OutboxEvents = {},
-  ) {}
+    options: OutboxOptions = {},
+  ) {
+    this.settledKept = options.settledKept ?? SETTLED_KEPT
+    this.maxReplyMessages = options.maxReplyMessages ?? 5
+  }
 
   async load(): Promise<void> {
     for (const record of await this.store.outbox()) this.track(record)
-    for (const record of this.pending.values()) this.kick(record.conversation)
+    for (const record of this.pending.values()) {
+      this.uncertain.add(record.id)
+      this.kick(record.conversation)
+    }
   }
 
   /** Queues a message for `conversation` unless `origin` already produced one. The message is
@@ -87,8 +111,8 @@ export class Outbox {
   /** A record for `message`, to be written by the caller in its own save and then `commit`ted:
    *  for messages that must land together with another state change (a question's answer). */
   prepare(conversation: string, message: OutgoingMessage | string, origin: string, editOf?: string): OutboxRecord {
-    const { text, buttons } = typeof message === "string" ? { text: message, buttons: undefined } : message
-    return { id: newId(), origin, conversation, text, buttons, editOf, status: "pending", attempts: 0, createdAt: new Date().toISOString() }
+    const { text, buttons, plain } = typeof message === "string" ? { text: message, buttons: undefined, plain: undefined } : message
+    return { id: newId(), origin, conversation, text, buttons, editOf, plain, status: "pending", attempts: 0, createdAt: new Date().toISOString() }
   }
 
   /** Starts sending a record the caller has written. */
@@ -100,6 +124,11 @@ export class Outbox {
   /** Has a message been queued as this firing's report? */
   hasFiring(firingId: string): boolean {
     return this.firings.has(firingId)
+  }
+
+  /** Records held in memory: every pending one and the newest settled ones. */
+  get size(): number {
+    return this.pending.size + this.settledRecords.size
   }
 
   /** The channels messages can go to. */
@@ -122,12 +151,22 @@ export class Outbox {
   }
 
   private track(record: OutboxRecord): void {
-    this.records.set(record.id, record)
     this.byOrigin.set(record.origin, record)
-    if (record.firingId) this.firings.add(record.firingId)
+    if (record.firingId) this.firings.set(record.firingId, record.id)
     // A Map keeps its first insertion order, so pending records stay in creation order.
-    if (record.status === "pending") this.pending.set(record.id, record)
-    else this.pending.delete(record.id)
+    if (record.status === "pending") {
+      this.pending.set(record.id, record)
+      return
+    }
+    this.pending.delete(record.id)
+    this.settledRecords.delete(record.id)
+    this.settledRecords.set(record.id, record)
+    for (const [id, old] of this.settledRecords) {
+      if (this.settledRecords.size <= this.settledKept) break
+      this.settledRecords.delete(id)
+      if (this.byOrigin.get(old.origin) === old) this.byOrigin.delete(old.origin)
+      if (old.firingId && this.firings.get(old.firingId) === id) this.firings.delete(old.firingId)
+    }
   }
 
   private nextPending(conversation: string): OutboxRecord | undefined {
@@ -178,7 +217,8 @@ export class Outbox {
   private async send(channel: Channel, record: OutboxRecord): Promise<void> {
     let update: OutboxRecord
     try {
-      const { messageId } = await this.deliver(channel, record)
+      const found = this.uncertain.delete(record.id) ? await this.findSent(channel, record) : undefined
+      const { messageId } = found ?? (await this.deliver(channel, record))
       update = { ...record, status: "delivered", messageId, attempts: record.attempts + 1, nextAttemptAt: undefined, error: undefined }
     } catch (error) {
       update = this.afterFailure(channel, record, error)
@@ -186,17 +226,38 @@ export class Outbox {
     // In memory first: whatever becomes of the write, this process does not send it again.
     this.track(update)
     if (!(await this.persist(update))) return
+    if (update.status === "failed" && update.plain && !update.origin.startsWith(UNDELIVERED)) await this.tellUndelivered(update)
     // Awaited, so the sender (and `busy`) lasts until the report of it is on record too.
     if (update.status !== "pending") await this.on.settled?.(update)
   }
 
-  /** A permanent refusal fails the record; anything else schedules the next attempt. */
+  /** A send of unknown outcome (pending at start-up), looked up where the channel can. A failed
+   *  lookup is no answer: the message is sent, as it would be without the lookup. */
+  private async findSent(channel: Channel, record: OutboxRecord): Promise<{ messageId: string } | undefined> {
+    if (!channel.findSent || record.editOf) return undefined
+    try {
+      const found = await channel.findSent(record.conversation, record.id, new Date(Date.parse(record.createdAt) - 60_000))
+      if (found) this.log.warn({ conversation: record.conversation, outbox: record.id }, "the message got out before the restart; not sent again")
+      return found
+    } catch (error) {
+      this.log.warn({ err: error, conversation: record.conversation, outbox: record.id }, "could not look up whether a message got out before the restart; sending it")
+      return undefined
+    }
+  }
+
+  /** A refusal fails the record; an error of the adapter's own code sends it as plain text,
+   *  once; anything else schedules the next attempt. */
   private afterFailure(channel: Channel, record: OutboxRecord, error: unknown): OutboxRecord {
     const attempts = record.attempts + 1
     const message = error instanceof Error ? error.message : String(error)
     const context = { conversation: record.conversation, outbox: record.id, attempts, err: message }
-    if (this.isPermanent(channel, error)) {
-      this.log.error(context, "the platform refused the message for good; it is not retried")
+    const kind = classify(channel, error, (classifying) => this.log.error({ err: classifying, channel: channel.name }, "could not classify a send error; taking it as transient"))
+    if (kind === "local" && !record.plain) {
+      this.log.error({ ...context, err: error }, "could not send the message as formatted; sending it as plain text")
+      return { ...record, attempts, error: message, plain: true, status: "pending", nextAttemptAt: undefined }
+    }
+    if (kind !== "transient") {
+      this.log.error(context, kind === "local" ? "could not send the message even as plain text; giving up" : "the platform refused the message for good; it is not retried")
       return { ...record, attempts, error: message, status: "failed", nextAttemptAt: undefined }
     }
     const delay = backoffMs(attempts)
@@ -204,14 +265,10 @@ export class Outbox {
     return { ...record, attempts, error: message, status: "pending", nextAttemptAt: new Date(Date.now() + delay).toISOString() }
   }
 
-  private isPermanent(channel: Channel, error: unknown): boolean {
-    if (error instanceof UndeliverableMessage) return true
-    try {
-      return channel.isPermanent?.(error) === true
-    } catch (classifying) {
-      this.log.error({ err: classifying, channel: channel.name }, "could not classify a send error; taking it as transient")
-      return false
-    }
+  /** Tells the user, in a short plain note after it, that a message of theirs could not be sent. */
+  private async tellUndelivered(record: OutboxRecord): Promise<void> {
+    const note = { text: "(A message could not be shown here because of an error. Please ask again in other words.)", plain: true }
+    await this.add(record.conversation, note, `${UNDELIVERED}${record.id}`).catch((error) => this.log.error({ err: error, outbox: record.id }, "could not queue the note about an undelivered message"))
   }
 
   /** Writes a record's new state, retrying a failed write with backoff until it lands; once
@@ -253,12 +310,12 @@ export class Outbox {
    *  as a message of its own so the user still sees it. Edits are idempotent, so a retried one
    *  does no harm. */
   private async deliver(channel: Channel, record: OutboxRecord): Promise<{ messageId: string }> {
-    const message = { text: record.text, buttons: record.buttons }
-    const target = record.editOf ? this.records.get(record.editOf) : undefined
+    const message = { text: record.text, buttons: record.buttons, plain: record.plain || undefined, ref: record.id }
+    const target = record.editOf ? (this.settledRecords.get(record.editOf) ?? this.pending.get(record.editOf) ?? (await this.store.outboxRecord(record.editOf))) : undefined
     if (target?.messageId) {
       await channel.edit(record.conversation, target.messageId, message)
       return { messageId: target.messageId }
     }
-    return channel.send(record.conversation, message)
+    return channel.send(record.conversation, capped(message, channel, this.maxReplyMessages))
   }
 }

@@ -79,6 +79,10 @@ export class Store implements HistoryReader {
   outbox(): Promise<OutboxRecord[]> {
     return this.db.scan("outbox/")
   }
+  /** One outbox record, for an edit of a message the outbox no longer keeps in memory. */
+  outboxRecord(id: string): Promise<OutboxRecord | undefined> {
+    return this.db.get(`outbox/${id}`)
+  }
   /** A channel adapter's own durable entries, apart from everything else. */
   channelState(channel: string): ChannelState {
     const prefix = `chan/${enc(channel)}/`

@@ -20,7 +20,8 @@ export { waitFor }
 type Params = Record<string, unknown>
 export type SlackBlock = { type: string; block_id?: string; text?: { type: string; text: string }; elements?: SlackElement[] }
 export type SlackElement = { type: string; action_id?: string; value?: string; text?: { type: string; text: string } }
-export type SlackMessage = { channel: string; ts: string; text: string; blocks?: SlackBlock[]; thread_ts?: string; user: string; bot_id: string }
+export type SlackMessage = { channel: string; ts: string; text: string; blocks?: SlackBlock[]; thread_ts?: string; user: string; bot_id: string; metadata?: { event_type: string; event_payload: Record<string, unknown> } }
+export type SlackFile = { id: string; filename: string; title?: string; channel?: string; thread_ts?: string; content?: string }
 export type Failure = { error: string } | { status: 429; retryAfter: number } | { status: number }
 export type Call = { method: string; params: Params; token?: string }
 
@@ -37,6 +38,10 @@ export type SlackApi = {
   messages: SlackMessage[]
   /** Every Web API call as received, failed ones included. */
   calls: Call[]
+  /** chat.postEphemeral notes: shown to `user` alone. */
+  ephemerals: Array<{ channel: string; user: string; text: string; thread_ts?: string }>
+  /** Files uploaded with files.uploadV2 (getUploadURLExternal, the upload, completeUploadExternal). */
+  files: SlackFile[]
   socket: SocketModeServer
   /** The next call of `method` (for which `when` holds, if given) fails this way instead of running; several queue up. */
   failNext(method: string, failure: Failure, when?: (params: Params) => boolean): void
@@ -82,6 +87,17 @@ export async function startSlackApi(options: { team?: string } = {}): Promise<Sl
   const appToken = `xapp-1-${randomBytes(8).toString("hex")}`
   const messages: SlackMessage[] = []
   const calls: Call[] = []
+  const ephemerals: SlackApi["ephemerals"] = []
+  const files: SlackFile[] = []
+  /** Messages of a channel (or of one thread) since `oldest`, newest first as Slack returns history; metadata only when asked. */
+  const listed = (params: Params, inThread?: string) => {
+    const oldest = Number(params.oldest ?? 0)
+    const withMetadata = params.include_all_metadata === true || params.include_all_metadata === "true"
+    return messages
+      .filter((m) => m.channel === params.channel && Number(m.ts) >= oldest && (inThread ? m.thread_ts === inThread || m.ts === inThread : !m.thread_ts))
+      .map((m) => (withMetadata ? m : { ...m, metadata: undefined }))
+      .reverse()
+  }
   const failures = new Map<string, { failure: Failure; when: (params: Params) => boolean }[]>()
 
   const find = (params: Params) => {
@@ -99,7 +115,9 @@ export async function startSlackApi(options: { team?: string } = {}): Promise<Sl
       const channel = requireChannel(params)
       const content = contentOf(params)
       if (!content.text && !content.blocks) throw new ApiError("no_text")
-      const message: SlackMessage = { channel, ts: nextTs(), user: botUserId, bot_id: botId, text: content.text ?? "", ...(content.blocks && { blocks: content.blocks }) }
+      let metadata = params.metadata as SlackMessage["metadata"] | string | undefined
+      if (typeof metadata === "string") metadata = JSON.parse(metadata) as SlackMessage["metadata"]
+      const message: SlackMessage = { channel, ts: nextTs(), user: botUserId, bot_id: botId, text: content.text ?? "", ...(content.blocks && { blocks: content.blocks }), ...(metadata && { metadata }) }
       if (params.thread_ts !== undefined) {
         if (!messages.some((m) => m.channel === channel && m.ts === params.thread_ts) && !String(params.thread_ts).match(/^\d+\.\d+$/)) throw new ApiError("invalid_thread_ts")
         message.thread_ts = String(params.thread_ts)
@@ -117,6 +135,28 @@ export async function startSlackApi(options: { team?: string } = {}): Promise<Sl
       messages[index] = updated
       return { channel: updated.channel, ts: updated.ts, text: updated.text }
     },
+    "chat.postEphemeral": (params) => {
+      const channel = requireChannel(params)
+      if (!params.user) throw new ApiError("user_not_in_channel")
+      ephemerals.push({ channel, user: String(params.user), text: String(params.text ?? ""), ...(params.thread_ts !== undefined && { thread_ts: String(params.thread_ts) }) })
+      return { message_ts: nextTs() }
+    },
+    "conversations.history": (params) => ({ messages: listed({ ...params, channel: requireChannel(params) }), has_more: false }),
+    "conversations.replies": (params) => ({ messages: listed({ ...params, channel: requireChannel(params) }, String(params.ts)).reverse(), has_more: false }),
+    "files.getUploadURLExternal": (params) => {
+      const file: SlackFile = { id: `F${randomBytes(5).toString("hex").toUpperCase()}`, filename: String(params.filename) }
+      files.push(file)
+      return { upload_url: `http://127.0.0.1:${port}/upload/${file.id}`, file_id: file.id }
+    },
+    "files.completeUploadExternal": (params) => {
+      const list = (typeof params.files === "string" ? JSON.parse(params.files) : params.files) as Array<{ id: string; title?: string }>
+      for (const entry of list) {
+        const file = files.find((f) => f.id === entry.id)
+        if (!file || file.content === undefined) throw new ApiError("file_not_found")
+        Object.assign(file, { title: entry.title, channel: params.channel_id, ...(params.thread_ts !== undefined && { thread_ts: String(params.thread_ts) }) })
+      }
+      return { files: list.map((entry) => ({ id: entry.id })) }
+    },
     "chat.delete": (params) => {
       requireChannel(params)
       messages.splice(find(params), 1)
@@ -129,6 +169,14 @@ export async function startSlackApi(options: { team?: string } = {}): Promise<Sl
   }
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const upload = /^\/upload\/(\w+)$/.exec(new URL(req.url ?? "/", "http://127.0.0.1").pathname)
+    if (upload) {
+      const file = files.find((f) => f.id === upload[1])
+      if (!file) return reply(res, 404, { ok: false })
+      file.content = await readAll(req)
+      res.writeHead(200, { "content-type": "text/plain" }).end(`OK - ${file.content.length}`)
+      return
+    }
     const route = /^\/api\/([\w.]+)$/.exec(new URL(req.url ?? "/", "http://127.0.0.1").pathname)
     if (!route) return reply(res, 404, { ok: false, error: "unknown_method" })
     const method = route[1]
@@ -186,6 +234,8 @@ export async function startSlackApi(options: { team?: string } = {}): Promise<Sl
     botId,
     messages,
     calls,
+    ephemerals,
+    files,
     socket,
     failNext(method, failure, when = () => true) {
       failures.set(method, [...(failures.get(method) ?? []), { failure, when }])

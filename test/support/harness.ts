@@ -4,7 +4,7 @@ import { join } from "node:path"
 import pino from "pino"
 import { startApp, type App } from "../../src/app.ts"
 import type { Channel, ChannelHandlers } from "../../src/channel/channel.ts"
-import type { Button, InboundMessage, OutgoingMessage, ProgressUpdate } from "../../src/core/types.ts"
+import type { Button, InboundMessage, InboundOutcome, OutgoingMessage, ProgressUpdate } from "../../src/core/types.ts"
 import { loadConfig, type Config } from "../../src/config/config.ts"
 import type { MemoryHit } from "../../src/tool/capabilities.ts"
 import { startModelServer, type ModelServer, type Script } from "../fakes/model-server.ts"
@@ -12,7 +12,7 @@ import { startModelServer, type ModelServer, type Script } from "../fakes/model-
 /** A channel the test drives: it hands messages in and records what Steward sends. */
 export class TestChannel implements Channel {
   readonly name = "test"
-  readonly sent: Array<{ conversation: string; text: string; messageId: string; buttons?: Button[] }> = []
+  readonly sent: Array<{ conversation: string; text: string; messageId: string; buttons?: Button[]; ref?: string }> = []
   readonly edits: Array<{ conversation: string; messageId: string; text: string }> = []
   readonly activities: Array<{ conversation: string; busy: boolean }> = []
   commands: ChannelHandlers["commands"] = []
@@ -20,7 +20,7 @@ export class TestChannel implements Channel {
   readonly progressUpdates: Array<{ conversation: string; update: ProgressUpdate }> = []
   /** Set to make the next sends fail (platform down). */
   failures = 0
-  private onMessage?: (message: InboundMessage) => Promise<void>
+  private onMessage?: ChannelHandlers["onMessage"]
   private waiters: Array<() => void> = []
 
   async start(handlers: ChannelHandlers): Promise<void> {
@@ -29,12 +29,12 @@ export class TestChannel implements Channel {
     this.conversations = handlers.conversations ?? []
   }
 
-  say(text: string, conversation = "test:c1", user = "test:u1", extra: Partial<InboundMessage> = {}): Promise<void> {
+  say(text: string, conversation = "test:c1", user = "test:u1", extra: Partial<InboundMessage> = {}): Promise<InboundOutcome | void> {
     return this.onMessage!({ conversation, user, text, ...extra })
   }
 
   /** Presses the button `label` of the newest message that has it. */
-  press(label: string, conversation = "test:c1", user = "test:u1"): Promise<void> {
+  press(label: string, conversation = "test:c1", user = "test:u1"): Promise<InboundOutcome | void> {
     const button = this.sent.findLast((m) => m.conversation === conversation && m.buttons?.some((b) => b.label === label))?.buttons?.find((b) => b.label === label)
     if (!button) throw new Error(`no button "${label}" in ${conversation}`)
     return this.onMessage!({ conversation, user, text: label, action: button.id })
@@ -46,7 +46,7 @@ export class TestChannel implements Channel {
       throw new Error("platform unavailable")
     }
     const messageId = `m${this.sent.length + 1}`
-    this.sent.push({ conversation, text: message.text, messageId, buttons: message.buttons })
+    this.sent.push({ conversation, text: message.text, messageId, buttons: message.buttons, ref: message.ref })
     this.wake()
     return { messageId }
   }
