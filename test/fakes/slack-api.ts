@@ -89,12 +89,12 @@ export async function startSlackApi(options: { team?: string } = {}): Promise<Sl
   const calls: Call[] = []
   const ephemerals: SlackApi["ephemerals"] = []
   const files: SlackFile[] = []
-  /** Messages of a channel (or of one thread) since `oldest`, newest first as Slack returns history; metadata only when asked. */
+  /** Messages of a channel (or of one thread), newest first as Slack returns history; metadata
+   *  only when asked. `oldest` is not modelled: the fake's timestamps are not clock times. */
   const listed = (params: Params, inThread?: string) => {
-    const oldest = Number(params.oldest ?? 0)
     const withMetadata = params.include_all_metadata === true || params.include_all_metadata === "true"
     return messages
-      .filter((m) => m.channel === params.channel && Number(m.ts) >= oldest && (inThread ? m.thread_ts === inThread || m.ts === inThread : !m.thread_ts))
+      .filter((m) => m.channel === params.channel && (inThread ? m.thread_ts === inThread || m.ts === inThread : !m.thread_ts))
       .map((m) => (withMetadata ? m : { ...m, metadata: undefined }))
       .reverse()
   }
@@ -173,7 +173,11 @@ export async function startSlackApi(options: { team?: string } = {}): Promise<Sl
     if (upload) {
       const file = files.find((f) => f.id === upload[1])
       if (!file) return reply(res, 404, { ok: false })
-      file.content = await readAll(req)
+      // The client posts the bytes as the one part of a multipart form, as to Slack's upload URL.
+      const raw = await readAll(req)
+      const boundary = /boundary=("?)([^";]+)\1/.exec(req.headers["content-type"] ?? "")?.[2]
+      const part = boundary ? raw.split(`--${boundary}`)[1] : undefined
+      file.content = part === undefined ? raw : part.slice(part.indexOf("\r\n\r\n") + 4, -2)
       res.writeHead(200, { "content-type": "text/plain" }).end(`OK - ${file.content.length}`)
       return
     }

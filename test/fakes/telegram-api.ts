@@ -28,6 +28,8 @@ export type TelegramApi = {
   me: UserFromGetMe
   /** The messages currently in the chats: edits replace their message, deletes remove it. */
   sent: Message[]
+  /** Documents sent with sendDocument: the file's name and text, in order. */
+  documents: Array<{ chat_id: number; filename: string; content: string; message_id: number }>
   callbackAnswers: CallbackAnswer[]
   /** The menu for everyone (default scope), and per chat (scope chat). */
   commands: BotCommand[]
@@ -177,6 +179,13 @@ export async function startTelegramApi(options: TelegramApiOptions = {}): Promis
   }
 
   const methods: Record<string, (params: Params, res: ServerResponse) => unknown> = {
+    senddocument(params) {
+      const file = params.document as { filename?: string; content?: string } | undefined
+      if (!file || typeof file !== "object" || file.content === undefined) throw badRequest("there is no document in the request")
+      const document = { chat_id: Number(params.chat_id), filename: String(file.filename), content: file.content, message_id: ++lastMessageId }
+      api.documents.push(document)
+      return { message_id: document.message_id, date: Math.floor(Date.now() / 1000), chat: { id: document.chat_id, type: "private" }, document: { file_id: `doc${document.message_id}`, file_name: document.filename } }
+    },
     getme: () => me,
     getupdates: getUpdates,
     setwebhook(params) {
@@ -289,6 +298,7 @@ export async function startTelegramApi(options: TelegramApiOptions = {}): Promis
     token,
     me,
     sent,
+    documents: [],
     callbackAnswers,
     commands,
     chatCommands,
@@ -327,12 +337,35 @@ function reply(res: ServerResponse, status: number, body: unknown): void {
   res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body))
 }
 
+/** How grammY sends files (sendDocument): multipart fields, a file as its own part that a field
+ *  names with `attach://<part>` (or names the file field directly). Files become {filename, content}. */
+function multipartParams(raw: string, type: string): Params {
+  const boundary = /boundary=("?)([^";]+)\1/.exec(type)?.[2]
+  if (!boundary) throw badRequest("multipart body without a boundary")
+  const parts = new Map<string, string | { filename: string; content: string }>()
+  for (const chunk of raw.split(`--${boundary}`).slice(1, -1)) {
+    const at = chunk.indexOf("\r\n\r\n")
+    const head = chunk.slice(0, at)
+    const body = chunk.slice(at + 4, chunk.endsWith("\r\n") ? -2 : undefined)
+    const name = /[;\s]name="?([^";\r\n]*)"?/.exec(head)?.[1]
+    const filename = /filename="?([^";\r\n]*)"?/.exec(head)?.[1]
+    if (name !== undefined) parts.set(name, filename === undefined ? body : { filename, content: body })
+  }
+  const params: Params = {}
+  for (const [name, value] of parts) {
+    const attached = typeof value === "string" && value.startsWith("attach://") ? parts.get(value.slice("attach://".length)) : undefined
+    params[name] = attached ?? value
+  }
+  return params
+}
+
 async function bodyOf(req: IncomingMessage): Promise<Params> {
   const chunks: Buffer[] = []
   for await (const chunk of req) chunks.push(chunk as Buffer)
+  const type = req.headers["content-type"] ?? ""
+  if (type.startsWith("multipart/form-data")) return multipartParams(Buffer.concat(chunks).toString("utf8"), type)
   const raw = Buffer.concat(chunks).toString("utf8")
   if (!raw) return {}
-  const type = req.headers["content-type"] ?? ""
   if (type.startsWith("application/json")) {
     try {
       return JSON.parse(raw) as Params
