@@ -51,6 +51,12 @@ export class TestChannel implements Channel {
     return { messageId }
   }
 
+  /** Like Slack's metadata lookup: a message sent with this outbox id, if there is one. */
+  async findSent(conversation: string, ref: string): Promise<{ messageId: string } | undefined> {
+    const sent = this.sent.find((m) => m.conversation === conversation && m.ref === ref)
+    return sent && { messageId: sent.messageId }
+  }
+
   async edit(conversation: string, messageId: string, message: OutgoingMessage): Promise<void> {
     this.edits.push({ conversation, messageId, text: message.text })
     this.wake()
@@ -119,7 +125,7 @@ export interface Harness {
   memory: ListMemory
   /** Starts Steward again on the same data folder and model server, after a crash (the store
    *  is closed first, so nothing after that point is written) or a graceful stop. */
-  restart(options?: { graceful?: boolean; env?: Record<string, string>; whileDown?: () => Promise<void> }): Promise<void>
+  restart(options?: { graceful?: boolean; env?: Record<string, string>; whileDown?: () => Promise<void>; keepSent?: boolean }): Promise<void>
   close(): Promise<void>
 }
 
@@ -146,14 +152,17 @@ export async function startHarness(script: Script, env: Record<string, string> =
     channel: new TestChannel(),
     config: makeConfig({}),
     app: undefined as unknown as App,
-    async restart({ graceful = false, env: extra = {}, whileDown } = {}) {
+    async restart({ graceful = false, env: extra = {}, whileDown, keepSent = false } = {}) {
       if (graceful) await harness.app.stop()
       else {
         await harness.app.store.close()
         await harness.app.stop().catch(() => {})
       }
       await whileDown?.()
+      // keepSent: the platform still shows what was sent before (and findSent looks there).
+      const before = harness.channel.sent
       harness.channel = new TestChannel()
+      if (keepSent) harness.channel.sent.push(...before)
       harness.config = makeConfig(extra)
       harness.app = await startApp(harness.config, testLogger(), [harness.channel], memory, undefined, LOCAL)
     },
