@@ -22,7 +22,7 @@ class RenderingChannel implements Channel {
   breaks = (_message: OutgoingMessage): boolean => false
   async start(): Promise<void> {}
   async stop(): Promise<void> {}
-  async edit(): Promise<void> {}
+  async edit(_conversation: string, _messageId: string, _message: OutgoingMessage): Promise<void> {}
   async send(_conversation: string, message: OutgoingMessage): Promise<{ messageId: string }> {
     this.attempts.push(message)
     if (this.breaks(message)) throw new RangeError("Maximum call stack size exceeded")
@@ -88,7 +88,7 @@ describe("outbox: bounded memory", () => {
     expect(outbox.size).toBe(10)
     // An edit of a message evicted from memory is read from the store and edited, not re-sent.
     const edited: string[] = []
-    channel.edit = async (_conversation, messageId) => void edited.push(messageId)
+    channel.edit = async (_conversation: string, messageId: string) => void edited.push(messageId)
     const edit = outbox.prepare(C1, "question (answered)", "q-1:edit", first.id)
     await store.save({ outbox: [edit] })
     outbox.commit(edit)
