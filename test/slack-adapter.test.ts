@@ -313,6 +313,23 @@ describe("Slack adapter in Socket Mode (real Bolt and Socket Mode client, fake W
     await waitFor(() => api.socket.acks.some((ack) => ack.envelope_id === press))
   })
 
+  it("acknowledges an envelope only after the core stored its event: a failed write leaves it to Slack's redelivery", async () => {
+    let stored = 0
+    const { api } = await startSlack({
+      socket: true,
+      onMessage: async (message) => {
+        if (message.text === "disk full") throw new Error("SQLITE_FULL: database or disk is full")
+        await new Promise((resolve) => setTimeout(resolve, 100))
+        stored++
+      },
+    })
+    const failed = api.socket.sendEvent(event(api, dmEvent(USER, DM, "disk full")))
+    const slow = api.socket.sendEvent(event(api, dmEvent(USER, DM, "slow write")))
+    await waitFor(() => api.socket.acks.some((ack) => ack.envelope_id === slow))
+    expect(stored).toBe(1)
+    expect(api.socket.acks.map((ack) => ack.envelope_id)).not.toContain(failed)
+  })
+
   it("restarts a connection that claims to be open but carries nothing", async () => {
     const { api, received, dm } = await startSlack({ socket: true, options: { socketSilenceMs: 300 } })
     await waitFor(() => api.socket.connections.length >= 2, 5000)
