@@ -1,15 +1,25 @@
 /** `npm run bench [-- --json]`: every benchmark, figures beside their targets. */
+import { runColdStartBench } from "./coldstart.ts"
 import { runCoreBench } from "./core.ts"
+import { runCostBench } from "./cost.ts"
+import { runFetchBench } from "./fetch.ts"
 import { Figures } from "./figures.ts"
 import { runMemoryBench } from "./memory.ts"
 import { runSlackBench } from "./slack.ts"
 import { runSoakBench } from "./soak.ts"
 import { runTelegramBench } from "./telegram.ts"
+import { runYearBench } from "./year.ts"
 
 const json = process.argv.includes("--json")
+await runColdStartBench(new Figures(json))
 await runCoreBench(new Figures(json))
+await runCostBench(new Figures(json))
 await runTelegramBench(new Figures(json))
 await runSlackBench(new Figures(json))
 await runSoakBench(new Figures(json))
-if (!process.argv.includes("--core")) await runMemoryBench({ json })
+await runFetchBench(new Figures(json))
+if (!process.argv.includes("--core")) {
+  await runYearBench(new Figures(json))
+  await runMemoryBench({ json })
+}
 process.exit(0)

@@ -6,7 +6,8 @@ import { loadAgents, type Agent } from "./agent/agents.ts"
 import { channelOf, type Channel } from "./channel/channel.ts"
 import { ZodError } from "zod"
 import { checkProvider, ConfigError, PROVIDERS, type Config, type ModelSpec } from "./config/config.ts"
-import { resolveModel } from "./model/model.ts"
+import { portError } from "./config/ports.ts"
+import { countedModel, resolveModel, type ModelCallSink } from "./model/model.ts"
 import { forRole, parseConfig } from "./permission/roles.ts"
 import { Store } from "./store/store.ts"
 import { Supervisor } from "./supervisor/supervisor.ts"
@@ -14,6 +15,8 @@ import { HooksServer } from "./hooks/hooks.ts"
 import { startMcp, type McpHub } from "./mcp/hub.ts"
 import { searchProvider } from "./search/provider.ts"
 import { allTools, builtInToolIds } from "./tool/registry.ts"
+import type { UsageSample } from "./usage/usage.ts"
+import type { WorkObserver } from "./core/types.ts"
 import type { MemoryService } from "./tool/capabilities.ts"
 
 export const PROMPTS_DIR = new URL("../prompts/", import.meta.url).pathname
@@ -25,6 +28,8 @@ export interface App {
   hooksPort?: number
   /** The MCP servers of MCP_CONFIG, when it is set. */
   mcp?: McpHub
+  /** Takes nothing new in (channels, hooks, triggers) while what is under way goes on. */
+  stopInput(): Promise<void>
   stop(): Promise<void>
 }
 
@@ -37,10 +42,12 @@ export async function startApp(
   log: Logger,
   channels: Channel[],
   memory: SupervisorMemory,
-  model: (agent: Agent) => LanguageModel = modelFor(config),
-  /** Tests listen on 127.0.0.1 and a free port, and may bring their own prompts. */
-  options: { hooksHost?: string; hooksPort?: number; promptsDir?: string } = {},
+  modelOf?: (agent: Agent) => LanguageModel,
+  /** Tests listen on 127.0.0.1 and a free port, and may bring their own prompts. The model
+   *  calls of the configured models are counted in `metrics`; every call's tokens go to `onUsage`. */
+  options: { hooksHost?: string; hooksPort?: number; promptsDir?: string; metrics?: ModelCallSink & WorkObserver; onUsage?: (sample: UsageSample) => void } = {},
 ): Promise<App> {
+  const model = modelOf ?? modelFor(config, options.metrics)
   const promptsDir = options.promptsDir ?? PROMPTS_DIR
   const agents = loadAgents(promptsDir)
   // A worker type's own model is configuration too: checked now, not at its first task.
@@ -48,11 +55,11 @@ export async function startApp(
   const workerTypes = [...agents.workers.values()].map((w) => ({ name: w.name, description: w.description }))
   const extra = config.permissionsFile ? readPermissions(config.permissionsFile) : undefined
   const mcp = await startMcp(config, log, builtInToolIds())
-  const tools = [...allTools(workerTypes, searchProvider(config.search)), ...(mcp?.families() ?? [])]
+  const tools = [...allTools(workerTypes, { fetch: config.fetch, workspace: config.workspace, search: searchProvider(config.search) }), ...(mcp?.families() ?? [])]
   const rules = { teller: forRole("teller", extra), planner: forRole("planner", extra), worker: forRole("worker", extra, mcp?.grants()) }
   const store = await Store.open(config.dataDir)
   const byName = new Map(channels.map((channel) => [channel.name, channel]))
-  const running = new Supervisor({ config, store, channels: byName, agents, model, tools, rules, memory, log, commandsDir: join(promptsDir, "commands") })
+  const running = new Supervisor({ config, store, channels: byName, agents, model, tools, rules, memory, log, commandsDir: join(promptsDir, "commands"), onUsage: options.onUsage, observer: options.metrics })
   await running.start()
   const known = (await store.conversations()).map((conversation) => conversation.id)
   for (const channel of channels) {
@@ -61,12 +68,20 @@ export async function startApp(
     await channel.start({ onMessage: (message) => running.gate.take(message), commands: running.gate.commands(), conversations: known.filter(ours), owners, state: store.channelState(channel.name) })
   }
   const hooks = config.hooks.token ? new HooksServer(config.hooks.token, (name) => running.scheduler.raise(name), log) : undefined
-  const hooksPort = await hooks?.start(options.hooksPort ?? config.hooks.port, options.hooksHost)
+  const wantedHooksPort = options.hooksPort ?? config.hooks.port
+  const hooksPort = await hooks?.start(wantedHooksPort, options.hooksHost ?? config.hooks.host).catch((error: unknown) => {
+    throw portError("HOOKS_PORT", wantedHooksPort, error)
+  })
   return {
     supervisor: running,
     store,
     hooksPort,
     mcp,
+    async stopInput() {
+      for (const channel of channels) await channel.stop()
+      await hooks?.stop()
+      await running.scheduler.stop()
+    },
     async stop() {
       await hooks?.stop()
       for (const channel of channels) await channel.stop()
@@ -90,12 +105,13 @@ function readPermissions(path: string) {
 export type SupervisorMemory = MemoryService & { recordCompaction(user: string, summary: string): Promise<void> }
 
 /** One model instance per agent: a worker type may name its own in its front matter. */
-function modelFor(config: Config) {
+function modelFor(config: Config, metrics?: ModelCallSink) {
   const cache = new Map<string, LanguageModel>()
   return (agent: Agent) => {
     let model = cache.get(agent.name)
     if (!model) {
       model = resolveModel(agent.model ? specOf(agent) : config.models[agent.role === "compaction" ? "teller" : agent.role], config)
+      if (metrics) model = countedModel(model, agent.role, metrics)
       cache.set(agent.name, model)
     }
     return model

@@ -1,8 +1,10 @@
-import { resolve } from "node:path"
+#!/usr/bin/env node
 import { approvePairing } from "./access/access.ts"
-import { orExit, readEnvFile } from "./config/config.ts"
+import { dataDirOf, orExit, readEnvFile } from "./config/config.ts"
 import { EVENT_NAME } from "./schedule/condition.ts"
+import { CRON_USAGE, cronPreview } from "./schedule/cron-preview.ts"
 import { raiseEvent } from "./schedule/events.ts"
+import { NewerDataError } from "./store/migrations.ts"
 import { Store } from "./store/store.ts"
 
 /**
@@ -12,11 +14,18 @@ import { Store } from "./store/store.ts"
 const USAGE = `usage: npm run steward -- <command>
   pairing approve <code>   let the user who was given <code> talk to Steward
   pairing list             show pairing codes waiting for approval
-  event <name>             raise an event for conditional tasks and schedules`
+  event <name>             raise an event for conditional tasks and schedules
+  ${CRON_USAGE}`
 
 async function main(args: string[]): Promise<number> {
   orExit(readEnvFile)
   const [command, sub, value] = args
+  if (command === "cron") {
+    const preview = cronPreview(args.slice(1))
+    if ("error" in preview) process.stderr.write(`steward: ${preview.error}\n`)
+    else process.stdout.write(preview.text)
+    return "error" in preview ? 2 : 0
+  }
   const known = (command === "pairing" && (sub === "list" || (sub === "approve" && value))) || (command === "event" && sub && !value)
   if (!known) {
     process.stderr.write(`${USAGE}\n`)
@@ -26,11 +35,16 @@ async function main(args: string[]): Promise<number> {
     process.stderr.write("steward: an event name is 1-64 letters, digits, _ . -\n")
     return 2
   }
-  const store = await Store.open(resolve(process.env.DATA_DIR || "./data"))
+  const store = await Store.open(dataDirOf()).catch((error: unknown) => {
+    if (!(error instanceof NewerDataError)) throw error
+    process.stderr.write(`steward: ${error.message}\n`)
+    return undefined
+  })
+  if (!store) return 2
   try {
     if (command === "event") {
       // The running server picks it up within a second (Scheduler's poll).
-      await raiseEvent(store.db, sub!)
+      await raiseEvent(store, sub!)
       process.stdout.write(`raised ${sub}\n`)
       return 0
     }

@@ -1,25 +1,59 @@
 import { join } from "node:path"
-import { ConsoleChannel } from "../adapters/console/console.ts"
-import { SlackChannel } from "../adapters/slack/slack.ts"
-import { TelegramChannel } from "../adapters/telegram/telegram.ts"
+import { setTimeout as sleep } from "node:timers/promises"
+import { startAdmin } from "./admin/admin.ts"
+import { Metrics } from "./admin/metrics.ts"
 import type { Channel } from "./channel/channel.ts"
 import { startApp, type App } from "./app.ts"
-import { ConfigError, configOrExit } from "./config/config.ts"
+import { ConfigError, configOrExit, type Config } from "./config/config.ts"
+import { lockDataDir, type DataDirLock } from "./lock/data-dir-lock.ts"
 import { createLogger } from "./log/log.ts"
 import { Memory } from "./memory/memory.ts"
+import { NewerDataError } from "./store/migrations.ts"
 
 const config = configOrExit(process.env, ".env")
-const log = createLogger(config)
+const chatTokens = Boolean(config.telegram.botToken || config.slack.botToken)
+// In a terminal the console chat owns the screen: logs go to a file unless LOG_FILE says where.
+const interactive = !chatTokens && Boolean(process.stdin.isTTY && process.stdout.isTTY)
+const log = createLogger({ ...config, logFile: config.logFile ?? (interactive ? join(config.dataDir, "steward.log") : undefined) })
 
 let app: App | undefined
-let stopping = false
-async function shutdown(code: number): Promise<void> {
-  if (stopping) return
-  stopping = true
-  await app?.stop().catch((error) => log.error({ err: error }, "error while stopping"))
-  await memory.close()
-  log.flush()
-  process.exit(code)
+let lock: DataDirLock | undefined
+let admin: Awaited<ReturnType<typeof startAdmin>>
+let stopping: Promise<void> | undefined
+let graceCut: (() => void) | undefined
+
+/**
+ * SIGTERM, SIGINT or the end of piped input: nothing new is taken in; work under way may finish
+ * for SHUTDOWN_GRACE (replies it produces are sent); then whatever still runs is stopped, to be
+ * resumed at the next start. A second signal cuts the grace short.
+ */
+function shutdown(why: string, graceMs: number): Promise<void> {
+  if (stopping) {
+    graceCut?.()
+    return stopping
+  }
+  stopping = (async () => {
+    log.info({ why, graceMs }, "stopping")
+    try {
+      await admin?.server.stop()
+      if (app) {
+        await app.stopInput()
+        log.info({ graceMs }, "taking no new input; waiting for the work under way")
+        const cut = new AbortController()
+        graceCut = () => cut.abort()
+        await Promise.race([app.supervisor.idle(), sleep(graceMs, undefined, { signal: cut.signal }).catch(() => {})])
+        cut.abort()
+        await app.stop()
+      }
+    } catch (error) {
+      log.error({ err: error }, "error while stopping")
+    }
+    await memory.close()
+    await lock?.release().catch((error) => log.error({ err: error }, "could not release the data folder lock"))
+    log.flush()
+    process.exit(0)
+  })()
+  return stopping
 }
 
 const memory = new Memory({
@@ -29,26 +63,40 @@ const memory = new Memory({
   onError: (error) => log.error({ err: error }, "memory: background index rebuild failed"),
 })
 
-/** Slack and Telegram when their tokens are set (both may run in one process); else the console. */
-function channels(): Channel[] {
-  const { telegram, slack } = config
+/** Slack and Telegram when their tokens are set (both may run in one process); else the console.
+ *  Only what is configured is loaded: a platform's library costs start-up time. */
+async function channels({ telegram, slack }: Config): Promise<Channel[]> {
   const chat: Channel[] = []
-  if (telegram.botToken) chat.push(new TelegramChannel({ ...telegram, botToken: telegram.botToken }, log.child({ channel: "telegram" })))
-  if (slack.botToken) chat.push(new SlackChannel({ ...slack, botToken: slack.botToken }, log.child({ channel: "slack" })))
+  if (telegram.botToken) {
+    const { TelegramChannel } = await import("../adapters/telegram/telegram.ts")
+    chat.push(new TelegramChannel({ ...telegram, botToken: telegram.botToken }, log.child({ channel: "telegram" })))
+  }
+  if (slack.botToken) {
+    const { SlackChannel } = await import("../adapters/slack/slack.ts")
+    chat.push(new SlackChannel({ ...slack, botToken: slack.botToken }, log.child({ channel: "slack" })))
+  }
   if (chat.length > 0) return chat
+  const { ConsoleChannel } = await import("../adapters/console/console.ts")
   // Piped input that ends means "done talking": finish the work in hand, deliver it, exit.
-  return [new ConsoleChannel(process.stdin, process.stdout, () => void app?.supervisor.idle().then(() => shutdown(0)))]
+  return [new ConsoleChannel(process.stdin, process.stdout, () => void app?.supervisor.idle().then(() => shutdown("input ended", 0)))]
 }
-process.on("SIGINT", () => void shutdown(0))
-process.on("SIGTERM", () => void shutdown(0))
+
+process.on("SIGINT", () => void shutdown("SIGINT", config.shutdownGraceMs))
+process.on("SIGTERM", () => void shutdown("SIGTERM", config.shutdownGraceMs))
 // Nothing a model or a user sends may take the process down; log it and go on.
 process.on("unhandledRejection", (error) => log.error({ err: error }, "unhandled rejection"))
 
 try {
-  const started = channels()
-  app = await startApp(config, log, started, memory)
-  log.info({ dataDir: config.dataDir, channels: started.map((channel) => channel.name) }, "Steward started")
+  // Before anything touches the data folder: a second copy on it would run the same work twice.
+  lock = await lockDataDir(config.dataDir, (error) => log.error({ err: error }, "lost the data folder lock: another Steward may start on it"))
+  const started = await channels(config)
+  const metrics = new Metrics()
+  app = await startApp(config, log, started, memory, undefined, { metrics })
+  admin = await startAdmin(config, app, started, metrics, log)
+  log.info({ dataDir: config.dataDir, channels: started.map((channel) => channel.name), adminPort: admin?.port }, "Steward started")
 } catch (error) {
-  process.stderr.write(`steward: ${error instanceof ConfigError ? "" : "could not start: "}${error instanceof Error ? error.message : error}\n`)
-  process.exit(error instanceof ConfigError ? 2 : 1)
+  // A configuration mistake or data this version cannot read: one line and exit 2, like a bad variable.
+  const refused = error instanceof ConfigError || error instanceof NewerDataError
+  process.stderr.write(`steward: ${refused ? "" : "could not start: "}${error instanceof Error ? error.message : error}\n`)
+  process.exit(refused ? 2 : 1)
 }

@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { environment, loadAgents } from "../src/agent/agents.ts"
 import { PROMPTS_DIR, startApp } from "../src/app.ts"
 import { ConfigError, loadConfig } from "../src/config/config.ts"
-import { byRole } from "./fakes/model-server.ts"
+import { byRole, contentText } from "./fakes/model-server.ts"
 import { ListMemory, startHarness } from "./support/harness.ts"
 import { afterTool, say } from "./support/scripts.ts"
 
@@ -73,7 +73,7 @@ describe("environment block", () => {
     expect(block).toContain("  Channel: telegram\n  Conversation: telegram:1001\n  User: telegram:1001\n</env>")
   })
 
-  it("is part of every role's system prompt", async () => {
+  it("rides on every role's newest input, never in the system prompt", async () => {
     const harness = await startHarness(
       byRole({
         teller: (req) => (afterTool(req) ? { text: "" } : req.lastUserText.includes("<task-results>") ? say("done") : { toolCalls: [{ name: "delegate", args: { prompt: "p" } }] }),
@@ -84,10 +84,12 @@ describe("environment block", () => {
     try {
       await harness.channel.say("go")
       await harness.channel.waitForSent(1)
-      const systems = harness.server.requests.map((r) => [r.role, (r.body.messages[0]?.content as string) ?? ""])
+      // The system prompt stays the same bytes on every call; the time changes with every message.
+      for (const request of harness.server.requests) expect(request.body.messages[0]!.content).not.toContain("<env>")
+      const inputs = harness.server.requests.map((r) => [r.role, contentText(r.body.messages.findLast((m) => m.role === "user" && contentText(m.content).startsWith("<env>"))?.content)])
       for (const role of ["teller", "planner", "worker"]) {
-        const system = systems.find(([r]) => r === role)![1]
-        expect(system).toMatch(/<env>\n {2}Current time: .+\n {2}Channel: test\n {2}Conversation: test:c1\n {2}User: test:u1\n<\/env>/)
+        const input = inputs.find(([r]) => r === role)![1]
+        expect(input).toMatch(/<env>\n {2}Current time: .+\n {2}Channel: test\n {2}Conversation: test:c1\n {2}User: test:u1\n<\/env>/)
       }
     } finally {
       await harness.close()

@@ -33,12 +33,13 @@ describe("loadConfig", () => {
     expect(config.timeouts).toEqual({ planner: 300, worker: 900 })
     expect(config.maxSteps).toEqual({ teller: 8, planner: 20, worker: 30 })
     expect(config.context).toEqual({ contextTokens: 128_000, outputTokens: 32_000 })
+    expect(config.contextBudgetTokens).toBe(32_000)
     expect(config.maxRetries).toBe(3)
     expect(config.permissionsFile).toBeUndefined()
     expect(config.slack.port).toBe(3000)
     expect(config.telegram.webhookPort).toBe(8443)
     expect(config.memoryScope).toBe("user")
-    expect(config.hooks).toEqual({ token: undefined, port: 8790 })
+    expect(config.hooks).toEqual({ token: undefined, host: "127.0.0.1", port: 8790 })
   })
 
   it("does not share the default allow-list between configs", () => {
@@ -77,6 +78,14 @@ describe("loadConfig", () => {
     expect(config.hooks.token).toBe("hook-token-0123456789")
   })
 
+  it("listens for hooks on loopback unless HOOKS_HOST names another address", () => {
+    expect(loadConfig(BASE).hooks.host).toBe("127.0.0.1")
+    expect(loadConfig({ ...BASE, HOOKS_HOST: "0.0.0.0" }).hooks.host).toBe("0.0.0.0")
+    expect(loadConfig({ ...BASE, HOOKS_HOST: "::" }).hooks.host).toBe("::")
+    expect(loadConfig({ ...BASE, HOOKS_HOST: "hooks.internal" }).hooks.host).toBe("hooks.internal")
+    expect(errorOf({ ...BASE, HOOKS_HOST: "not a host" }).message).toMatch(/^HOOKS_HOST: expected an address to listen on/)
+  })
+
   it("requires the secrets that guard the chat endpoints", () => {
     const telegram = errorOf({ ...BASE, TELEGRAM_BOT_TOKEN: "1:x", TELEGRAM_WEBHOOK_URL: "https://bot.example.com/tg" })
     expect(telegram.variable).toBe("TELEGRAM_WEBHOOK_SECRET")
@@ -107,6 +116,8 @@ describe("loadConfig", () => {
     ["PLANNER_MAX_STEPS", "201", 'PLANNER_MAX_STEPS: expected a whole number from 1 to 200, got "201"'],
     ["MODEL_CONTEXT_TOKENS", "999", 'MODEL_CONTEXT_TOKENS: expected a whole number of at least 1000, got "999"'],
     ["MODEL_OUTPUT_TOKENS", "99999999999999999999", 'MODEL_OUTPUT_TOKENS: expected a whole number of at least 256, got "99999999999999999999"'],
+    ["CONTEXT_BUDGET_TOKENS", "3999", 'CONTEXT_BUDGET_TOKENS: expected a whole number of at least 4000, got "3999"'],
+    ["CONTEXT_BUDGET_TOKENS", "32k", 'CONTEXT_BUDGET_TOKENS: expected a whole number of at least 4000, got "32k"'],
     ["MODEL_MAX_RETRIES", "11", 'MODEL_MAX_RETRIES: expected a whole number from 0 to 10, got "11"'],
     ["MODEL_TIMEOUT", "0", 'MODEL_TIMEOUT: expected a whole number from 1 to 300, got "0"'],
     ["MODEL_TIMEOUT", "301", 'MODEL_TIMEOUT: expected a whole number from 1 to 300, got "301"'],
@@ -135,6 +146,12 @@ describe("loadConfig", () => {
       " , ",
       'ALLOWED_USERS: expected a comma-separated list of <channel>:<user-id>, e.g. telegram:1001,slack:U1001,console:local, or * for anyone, got " , "',
     ],
+    ["ALLOWED_USERS", "telegram:1001,telegram:@bob", 'ALLOWED_USERS: a Telegram user id is a number, e.g. telegram:1001, got entry "telegram:@bob"'],
+    ["ALLOWED_USERS", "slack:D0123", 'ALLOWED_USERS: a Slack user id starts with U or W, e.g. slack:U1001, got entry "slack:D0123"'],
+    ["ALLOWED_USERS", "matrix:@bob:example.org", 'ALLOWED_USERS: the channel must be one of telegram, slack, console, got entry "matrix:@bob:example.org"'],
+    ["ALLOWED_USERS", "console:me", 'ALLOWED_USERS: the console\'s one user is console:local, got entry "console:me"'],
+    ["ADMIN_PORT", "on", 'ADMIN_PORT: expected a port from 0 to 65535, or "off", got "on"'],
+    ["SHUTDOWN_GRACE", "10s", 'SHUTDOWN_GRACE: expected a whole number from 0 to 3600, got "10s"'],
   ])("rejects %s=%j in one line", (variable, value, message) => {
     const error = errorOf({ ...BASE, [variable]: value })
     expect(error.variable).toBe(variable)
@@ -191,6 +208,12 @@ describe("loadConfig", () => {
     )
     // A provider no role uses needs nothing.
     expect(() => loadConfig({ MODEL: "anthropic:claude-sonnet-4-5", ANTHROPIC_API_KEY: "ak" })).not.toThrow()
+  })
+
+  it("reads the admin server's address and the shutdown grace", () => {
+    expect([loadConfig(BASE).admin, loadConfig(BASE).shutdownGraceMs]).toEqual([{ host: "127.0.0.1", port: 8791 }, 10_000])
+    expect(loadConfig({ ...BASE, ADMIN_PORT: "off" }).admin.port).toBeUndefined()
+    expect(loadConfig({ ...BASE, ADMIN_PORT: "0", ADMIN_HOST: "0.0.0.0", SHUTDOWN_GRACE: "0" })).toMatchObject({ admin: { host: "0.0.0.0", port: 0 }, shutdownGraceMs: 0 })
   })
 
   it("parses ALLOWED_USERS", () => {

@@ -72,6 +72,8 @@ describe("access and pairing", () => {
     expect(harness.channel.sent).toHaveLength(1)
     const code = /: ([A-Z0-9]{8})$/.exec(harness.channel.sent[0]!.text)?.[1]
     expect(code).toHaveLength(CODE_LENGTH)
+    // The stranger's id, for an owner who would rather add them to ALLOWED_USERS.
+    expect(harness.channel.sent[0]!.text).toContain("You are test:u9 to me.")
     expect(JSON.stringify(await harness.app.store.recent("test:c9", 50, 0))).not.toMatch(/let me in|please/)
 
     // Any owner (a user named in ALLOWED_USERS) may approve.
@@ -156,7 +158,7 @@ describe("commands", () => {
     await harness.app.supervisor.idle()
     expect(worker.requests[0]!.roleDetail).toBe("researcher")
     expect(worker.requests[0]!.lastUserText).toBe("Research the following and answer concisely, citing the URLs you used:\n\nwhy tides")
-    expect(teller.requests).toHaveLength(2) // no Teller call before the result
+    expect(teller.requests).toHaveLength(1) // no Teller call before the result, none after its reply
     expect(teller.requests[0]!.lastUserText).toContain("tides are caused by the moon")
     expect(teller.requests[0]!.lastUserText).toMatch(/ran \/research\.\) Summarize the task tool output above and continue with your task\.$/)
   })
@@ -172,12 +174,12 @@ describe("commands", () => {
     await harness.channel.say("/recap briefly")
     await harness.channel.waitForSent(2)
     await harness.app.supervisor.idle()
-    expect(teller.requests.at(-2)!.lastUserText).toMatch(/^Give me a short recap .* briefly$/)
+    expect(teller.requests.at(-1)!.lastUserText).toMatch(/^Give me a short recap .* briefly$/)
     // Unknown commands and unknown @names are ordinary messages.
     await harness.channel.say("/nosuch thing")
     await harness.channel.waitForSent(3)
     await harness.app.supervisor.idle()
-    expect(teller.requests.at(-2)!.lastUserText).toBe("/nosuch thing")
+    expect(teller.requests.at(-1)!.lastUserText).toBe("/nosuch thing")
   })
 })
 

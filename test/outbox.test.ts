@@ -123,6 +123,27 @@ describe("outbox retry policy and records (real store, fake clock)", () => {
     rmSync(dir, { recursive: true, force: true })
   })
 
+  it("keeps only unsent records in memory: a delivered one is found in the store by its origin (also after a restart) and never sent again, and an edit still reaches its message", async () => {
+    const outbox = open()
+    await outbox.load()
+    const first = await outbox.add(C1, "hello", "turn-1")
+    await within(changes.reached(1), "the delivery")
+    const memory = outbox as unknown as { pending: Map<string, unknown>; byOrigin: Map<string, unknown> }
+    expect([memory.pending.size, memory.byOrigin.size]).toEqual([0, 0])
+    expect(await outbox.add(C1, "hello", "turn-1")).toMatchObject({ id: first.id, status: "delivered", messageId: "m1" })
+    await outbox.stop()
+    const restarted = open()
+    await restarted.load()
+    expect(await restarted.add(C1, "hello", "turn-1")).toMatchObject({ id: first.id, status: "delivered" })
+    const edits = vi.spyOn(channel, "edit")
+    const edit = restarted.prepare(C1, "hello (edited)", "edit-1", first.id)
+    await store.save({ outbox: [edit] })
+    restarted.commit(edit)
+    await within(changes.reached(2), "the edit")
+    expect(edits).toHaveBeenCalledWith(C1, "m1", { text: "hello (edited)", buttons: undefined })
+    expect(channel.accepted.map((m) => m.text)).toEqual(["hello"])
+  })
+
   it("(a) keeps retrying a transient failure past any attempt limit, backoff capped at 5 min, then delivers once with its id", async () => {
     const outbox = open()
     await outbox.load()

@@ -67,6 +67,22 @@ describe("ask_user", () => {
     expect((await channel.waitForSent(5))[4]!.text).toBe('got {"answer":"Red","source":"user"}')
   })
 
+  it("takes /skip as the default, and text that is no option as the answer once the options were shown again", async () => {
+    harness = await startHarness(byRole({ teller: askingTeller(colours) }))
+    const { channel } = harness
+    await channel.say("paint the fence")
+    await channel.waitForSent(1)
+    await channel.say("/skip")
+    expect((await channel.waitForSent(2))[1]!.text).toBe('got {"answer":"Red","source":"default"}')
+
+    await channel.say("paint the shed")
+    await channel.waitForSent(3)
+    await channel.say("green please")
+    expect((await channel.waitForSent(4))[3]!.text).toBe("Please answer with one of: 1. Red · 2. Blue")
+    await channel.say("green, really")
+    expect((await channel.waitForSent(5))[4]!.text).toBe('got {"answer":"green, really","source":"user"}')
+  })
+
   it("takes any typed text as the answer to a question without options", async () => {
     harness = await startHarness(byRole({ teller: askingTeller({ question: "Your name?" }) }))
     await harness.channel.say("hi")

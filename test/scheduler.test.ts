@@ -7,7 +7,7 @@ import { raiseEvent, RaisedEvents } from "../src/schedule/events.ts"
 import type { FiringRecord, TaskStatus, TriggerRecord } from "../src/core/types.ts"
 import type { ScheduleRequest } from "../src/schedule/request.ts"
 import { Scheduler, type SchedulerHost } from "../src/schedule/scheduler.ts"
-import { Db } from "../src/store/db.ts"
+import { Store } from "../src/store/store.ts"
 
 /** Timers and the clock are fake; setImmediate stays real, SQLite's I/O needs the real loop. */
 const FAKE: Parameters<typeof vi.useFakeTimers>[0] = { toFake: ["setTimeout", "clearTimeout", "setInterval", "clearInterval", "Date"] }
@@ -37,7 +37,7 @@ const log = pino({ level: "silent" })
 const where = (origin: string) => ({ conversation: "c1", user: "u1", origin })
 
 let dir: string
-let db: Db
+let db: Store
 let host: FakeHost
 let scheduler: Scheduler
 
@@ -45,7 +45,7 @@ beforeEach(async () => {
   vi.useFakeTimers(FAKE)
   vi.setSystemTime(new Date("2026-01-05T10:00:00Z"))
   dir = mkdtempSync(join(tmpdir(), "steward-scheduler-"))
-  db = await Db.open(dir)
+  db = await Store.open(dir)
   host = new FakeHost()
   scheduler = await startScheduler()
 })
@@ -57,9 +57,9 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true })
 })
 
-async function startScheduler(options: { pollMs?: number; on?: Db } = {}): Promise<Scheduler> {
+async function startScheduler(options: { pollMs?: number; on?: Store } = {}): Promise<Scheduler> {
   // A slow poll unless a test is about it: each poll is a real query the fake clock does not wait for.
-  const started = new Scheduler({ db: options.on ?? db, host, log, pollMs: options.pollMs ?? 3_600_000 })
+  const started = new Scheduler({ store: options.on ?? db, host, log, pollMs: options.pollMs ?? 3_600_000 })
   await started.start()
   return started
 }
@@ -71,7 +71,7 @@ async function advanceTo(iso: string): Promise<void> {
 }
 
 async function firings(triggerId: string): Promise<FiringRecord[]> {
-  return db.scan<FiringRecord>(`firing/${triggerId}/`)
+  return db.firingsOf(triggerId)
 }
 
 function create(request: Partial<ScheduleRequest> & Pick<ScheduleRequest, "type">, origin = "s1:call1") {
@@ -117,21 +117,38 @@ describe("recurring by cron in a time zone", () => {
     expect(scheduler.list("c1")[0]!.nextRunAt).toBe("2026-03-31T07:00:00.000Z")
   })
 
-  it("skips 02:30 on the day it does not exist, and runs it once on the day it exists twice (what node-cron does)", async () => {
+  it("runs 02:30 right after the spring-forward jump that day, and once, at the first occurrence, on the day it exists twice (cronie)", async () => {
     vi.setSystemTime(new Date("2026-03-27T12:00:00Z"))
     const { taskId } = await create({ type: "recurring", cron: "30 2 * * *", timezone: "Europe/Berlin" })
     await advanceTo("2026-03-28T01:30:00Z") // Saturday 02:30 CET
     await scheduler.taskEnded("task-1", "completed")
-    // Sunday 29 March jumps from 02:00 to 03:00: no 02:30, so the next run is Monday's.
-    expect(scheduler.list("c1")[0]!.nextRunAt).toBe("2026-03-30T00:30:00.000Z")
-    await advanceTo("2026-03-30T00:30:00Z")
+    // Sunday 29 March jumps from 02:00 to 03:00: no 02:30, so it runs at 03:00 CEST that day.
+    expect(scheduler.list("c1")[0]!.nextRunAt).toBe("2026-03-29T01:00:00.000Z")
+    await advanceTo("2026-03-29T01:00:00Z")
     await scheduler.taskEnded("task-2", "completed")
-    expect((await firings(taskId)).map((f) => f.scheduledFor)).toEqual(["2026-03-28T01:30:00.000Z", "2026-03-30T00:30:00.000Z"])
+    expect((await firings(taskId)).map((f) => [f.scheduledFor, f.outcome])).toEqual([
+      ["2026-03-28T01:30:00.000Z", "fired"],
+      ["2026-03-29T01:00:00.000Z", "fired"],
+    ])
+    expect(scheduler.list("c1")[0]!.nextRunAt).toBe("2026-03-30T00:30:00.000Z")
 
-    // Sunday 25 October has 02:30 twice (CEST, then CET): node-cron takes only the second.
+    // Sunday 25 October has 02:30 twice (CEST, then CET): only the first, then Monday's.
     vi.setSystemTime(new Date("2026-10-24T12:00:00Z"))
     const autumn = await create({ type: "recurring", cron: "30 2 * * *", timezone: "Europe/Berlin" }, "s1:call2")
-    expect(scheduler.list("c1").find((t) => t.id === autumn.taskId)!.nextRunAt).toBe("2026-10-25T01:30:00.000Z")
+    expect(scheduler.list("c1").find((t) => t.id === autumn.taskId)!.nextRunAt).toBe("2026-10-25T00:30:00.000Z")
+    await advanceTo("2026-10-25T00:30:00Z")
+    expect(scheduler.list("c1").find((t) => t.id === autumn.taskId)!.nextRunAt).toBe("2026-10-26T01:30:00.000Z")
+  })
+
+  it("runs a wildcard expression through both passes of the repeated autumn hour", async () => {
+    vi.setSystemTime(new Date("2026-10-24T23:50:00Z"))
+    const { taskId } = await create({ type: "recurring", cron: "0 * * * *", timezone: "Europe/Berlin" })
+    for (const due of ["2026-10-25T00:00:00Z", "2026-10-25T01:00:00Z", "2026-10-25T02:00:00Z"]) {
+      await advanceTo(due)
+      await scheduler.taskEnded(host.runs.at(-1)!.taskId, "completed")
+    }
+    // 02:00 CEST, 02:00 CET, 03:00 CET
+    expect((await firings(taskId)).map((f) => f.scheduledFor)).toEqual(["2026-10-25T00:00:00.000Z", "2026-10-25T01:00:00.000Z", "2026-10-25T02:00:00.000Z"])
   })
 })
 
@@ -178,6 +195,17 @@ describe("missed runs and restarts", () => {
       ["missed_run", "2026-01-07T08:00:00.000Z", "2026-01-06T08:00:00.000Z"],
     ])
     expect(scheduler.list("c1")[0]!.nextRunAt).toBe("2026-01-08T08:00:00.000Z")
+  })
+
+  it("catches up after downtime across DST by the same rules: a fixed time once at its first occurrence, a wildcard one at the second pass", async () => {
+    vi.setSystemTime(new Date("2026-10-24T22:00:00Z"))
+    const fixed = await create({ type: "recurring", cron: "30 2 * * *", timezone: "Europe/Berlin", maxLateness: 7200 }, "s1:a")
+    const wild = await create({ type: "recurring", cron: "30 * * * *", timezone: "Europe/Berlin" }, "s1:b")
+    await downUntil("2026-10-25T01:45:00Z") // 02:45 CET, in the second pass of the repeated hour
+    // 02:30 CEST was the fixed one's only due time; the wildcard one's latest is 02:30 CET.
+    expect((await firings(fixed.taskId)).map((f) => [f.outcome, f.scheduledFor])).toEqual([["missed_run", "2026-10-25T00:30:00.000Z"]])
+    expect((await firings(wild.taskId)).map((f) => [f.outcome, f.scheduledFor])).toEqual([["missed_run", "2026-10-25T01:30:00.000Z"]])
+    expect(scheduler.list("c1").map((t) => t.nextRunAt).sort()).toEqual(["2026-10-25T02:30:00.000Z", "2026-10-26T01:30:00.000Z"])
   })
 
   it("skips a due time later than maxLateness, or any with onMissed skip, records it and tells the owner", async () => {
@@ -235,8 +263,8 @@ describe("missed runs and restarts", () => {
     const { taskId } = await create({ type: "recurring", interval: 600 })
     await advanceTo("2026-01-05T10:10:00Z")
     // As if the crash came before the task id was written: the firing is recorded, the run is not.
-    const trigger = (await db.get<TriggerRecord>(`trigger/${taskId}`))!
-    await db.write([[`trigger/${taskId}`, { ...trigger, runningTaskId: undefined }]])
+    const trigger = (await db.trigger(taskId))!
+    await db.save({ triggers: [{ ...trigger, runningTaskId: undefined }] })
     await downUntil("2026-01-05T10:11:00Z")
     expect(host.runs).toHaveLength(1) // the host found the run of that firing
     await scheduler.taskEnded("task-1", "completed")
@@ -255,7 +283,7 @@ describe("scheduled", () => {
     await advanceTo("2026-01-06T11:00:00Z")
     expect(host.runs).toHaveLength(1)
     expect(await firings(taskId)).toMatchObject([{ outcome: "fired", status: "delivered", messageId: "m42", taskId: "task-1" }])
-    expect(await db.get<TriggerRecord>(`trigger/${taskId}`)).toMatchObject({ status: "ended", lastOutcome: "delivered" })
+    expect(await db.trigger(taskId)).toMatchObject({ status: "ended", lastOutcome: "delivered" })
   })
 
   it("records a report that could not be delivered, and a run that could not be started", async () => {
@@ -335,16 +363,25 @@ describe("conditional triggers", () => {
     await scheduler.taskEnded("t-dep", "completed")
     await scheduler.settled()
     expect(host.runs.map((run) => run.trigger.id)).toEqual([once.taskId])
-    expect(await db.get<TriggerRecord>(`trigger/${once.taskId}`)).toMatchObject({ status: "ended", endReason: "its condition stays true" })
-    expect(await db.get<TriggerRecord>(`trigger/${never.taskId}`)).toMatchObject({ status: "ended", endReason: "its condition can no longer hold" })
+    expect(await db.trigger(once.taskId)).toMatchObject({ status: "ended", endReason: "its condition stays true" })
+    expect(await db.trigger(never.taskId)).toMatchObject({ status: "ended", endReason: "its condition can no longer hold" })
     expect(host.notices).toEqual([expect.stringContaining("its condition can no longer hold")])
+  })
+
+  it("reads from the store the status of an ended task the host no longer holds", async () => {
+    await db.save({ tasks: [{ id: "t-old", role: "worker", agent: "general", type: "oneshot", prompt: "p", priority: 5, timeout: null, status: "completed", conversation: "c1", user: "u1", parentSessionId: "s", sessionId: "s2", origin: "s:old", attempts: 1, createdAt: "2026-01-01T00:00:00Z", endedAt: "2026-01-01T00:00:01Z", reported: true }] })
+    const decided: string[] = []
+    scheduler.wait("w1", { kind: "task", taskId: "t-old" }, "2026-01-05T10:00:00Z", (result) => decided.push(result))
+    scheduler.wait("w2", { kind: "task", taskId: "t-missing" }, "2026-01-05T10:00:00Z", (result) => decided.push(`missing ${result}`))
+    await vi.waitFor(() => expect(decided.sort()).toEqual(["holds", "missing never"]))
+    expect(scheduler.taskStatus("t-old")).toBe("completed")
   })
 
   it("takes events another process wrote to the same database, at the next poll", async () => {
     await scheduler.stop()
     scheduler = await startScheduler({ pollMs: 1000 })
     await create({ type: "conditional", condition: { kind: "event", name: "backup.done" } })
-    const cli = await Db.open(dir)
+    const cli = await Store.open(dir)
     try {
       await raiseEvent(cli, "backup.done")
       await vi.advanceTimersByTimeAsync(1000)
@@ -428,5 +465,21 @@ describe("condition waits", () => {
     expect(results).toEqual([])
     await advanceTo("2026-01-05T10:30:00Z")
     expect(results).toEqual(["w1 holds"])
+  })
+})
+
+describe("firing statuses for the metrics", () => {
+  it("reports each status a firing reaches once: fired, ran, delivered; a skipped due time as skipped", async () => {
+    await scheduler.stop()
+    const reached: string[] = []
+    scheduler = new Scheduler({ store: db, host, log, pollMs: 3_600_000, onFiring: (status) => reached.push(status) })
+    await scheduler.start()
+    await create({ type: "recurring", interval: 600 })
+    await advanceTo("2026-01-05T10:10:00Z")
+    await advanceTo("2026-01-05T10:20:00Z") // the first run is still under way: skipped (overlap)
+    await scheduler.taskEnded("task-1", "completed")
+    await scheduler.delivered(host.runs[0]!.firing.id, "m1")
+    await scheduler.settled()
+    expect(reached).toEqual(["fired", "skipped", "ran", "delivered"])
   })
 })

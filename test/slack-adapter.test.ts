@@ -1,5 +1,6 @@
 import pino from "pino"
 import { afterEach, describe, expect, it } from "vitest"
+import { SlackSignature } from "../adapters/slack/signature.ts"
 import { SlackChannel, type SlackChannelOptions } from "../adapters/slack/slack.ts"
 import type { ChannelState } from "../src/channel/channel.ts"
 import type { InboundMessage } from "../src/core/types.ts"
@@ -151,6 +152,29 @@ describe("Slack adapter over HTTP (real Bolt, fake Web API)", () => {
     await sender.event(event(api, dmEvent(USER, DM, "genuine")))
     await waitFor(() => received.length >= 1)
     expect(received.map((message) => message.text)).toEqual(["genuine"])
+  })
+
+  it("answers 401 to a timestamp more than five minutes in the future, as to a stale one", async () => {
+    const { api, sender, received } = await startSlack()
+    const body = JSON.stringify(event(api, dmEvent(USER, DM, "from the future")))
+    const now = Math.floor(Date.now() / 1000)
+    expect((await sender.post(body, "application/json", { timestamp: now + 6 * 60 })).status).toBe(401)
+    expect((await sender.post(body, "application/json", { timestamp: now + 24 * 3600 })).status).toBe(401)
+    // Clocks a little apart are not a forgery.
+    await sender.event(event(api, dmEvent(USER, DM, "slightly ahead")), { timestamp: now + 60 })
+    await waitFor(() => received.length >= 1)
+    expect(received.map((message) => message.text)).toEqual(["slightly ahead"])
+  })
+
+  it("checks the timestamp window at both edges", () => {
+    const signature = new SlackSignature("secret")
+    const now = 1_700_000_000_000
+    const refusal = (offsetSeconds: number) => signature.refusal(Buffer.from("x"), String(now / 1000 + offsetSeconds), "v0=" + "0".repeat(64), now)
+    expect(refusal(-301)).toBe("the request is stale")
+    expect(refusal(301)).toBe("the request is from the future")
+    // Inside the window the timestamp passes and the (wrong) signature is what is refused.
+    expect(refusal(-300)).toBe("signature mismatch")
+    expect(refusal(300)).toBe("signature mismatch")
   })
 
   it("answers Slack's url_verification with its challenge, and 404 off the events path", async () => {

@@ -31,11 +31,12 @@ function delegatingTeller(req: ChatRequest): Reply {
   return { toolCalls: [{ name: "reply", args: { text: `you said: ${req.lastUserText}` } }, { name: "delegate", args: { prompt: req.lastUserText } }] }
 }
 
-/** A Planner that dispatches one worker task per prompt, then finishes. */
+/** A Planner that dispatches one worker task per prompt, saying "ok" as it does: a step that
+ *  only stages workers ends its run. */
 const dispatching =
   (...prompts: string[]) =>
   (req: ChatRequest): Reply =>
-    afterTool(req) ? { text: "ok" } : { toolCalls: prompts.map((prompt) => ({ name: "delegate", args: { prompt } })) }
+    afterTool(req) ? { text: "ok" } : { text: "ok", toolCalls: prompts.map((prompt) => ({ name: "delegate", args: { prompt } })) }
 
 /** A worker whose first call hangs until aborted and whose later calls answer `then`. */
 function hangsFirst(then: Reply = { hang: true }) {
@@ -303,7 +304,9 @@ describe("Supervisor", () => {
       byRole({
         teller: (req) => {
           if (!req.lastUserText.includes("<task-results>")) return delegatingTeller(req)
-          return afterTool(req) ? { error: { status: 400, message: "the teller broke after replying" } } : say("relayed: 3 cats")
+          // list_tasks beside the reply keeps the turn going, to the call that fails.
+          if (afterTool(req)) return { error: { status: 400, message: "the teller broke after replying" } }
+          return { toolCalls: [{ name: "reply", args: { text: "relayed: 3 cats" } }, { name: "list_tasks", args: {} }] }
         },
         planner: dispatching("count the cats"),
         worker: () => ({ text: "There are 3 cats." }),

@@ -4,13 +4,15 @@ import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
 import path from "node:path"
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest"
-import { fetchUrlTool } from "../src/tool/fetch-url.ts"
+import { createFetchUrlTool } from "../src/tool/fetch-url.ts"
+import { allowHostsSchema } from "../src/web/address-policy.ts"
 import { listFilesTool } from "../src/tool/list-files.ts"
 import { readFileTool } from "../src/tool/read-file.ts"
 import type { Capabilities } from "../src/tool/capabilities.ts"
 import { ToolError, type ToolContext, type ToolDefinition } from "../src/tool/tool.ts"
 import { resolveInWorkspace } from "../src/tool/workspace.ts"
-import { writeFileTool } from "../src/tool/write-file.ts"
+import { createWriteFileTool } from "../src/tool/write-file.ts"
+import { folderName } from "../src/memory/slug.ts"
 import type { z } from "zod"
 
 function context(workspaceDir: string, abort = new AbortController().signal): ToolContext {
@@ -25,6 +27,11 @@ function context(workspaceDir: string, abort = new AbortController().signal): To
     ...({ workspaceDir } as Capabilities),
   }
 }
+
+const writeFileTool = createWriteFileTool({ quotaBytes: 500 * 1024 * 1024 })
+
+// The test servers listen on 127.0.0.1, which fetch_url reaches only when the operator allows it.
+const fetchUrlTool = createFetchUrlTool({ maxBytes: 5 * 1024 * 1024, allowHosts: allowHostsSchema.parse("127.0.0.1") })
 
 /** Parses the arguments like the runtime does, so schema defaults and limits apply. */
 function run<P extends z.ZodType>(tool: ToolDefinition<P>, args: unknown, ctx: ToolContext): Promise<any> {
@@ -171,9 +178,10 @@ describe("workspace file tools", () => {
 
   beforeEach(async () => {
     tmp = await mkdtemp(path.join(tmpdir(), "steward-worker-tools-"))
-    // Not created yet: the tools must make it on first use.
-    workspace = path.join(tmp, "workspace")
-    ctx = context(workspace)
+    // Not created yet: the tools must make it on first use. The context's user ("user") has
+    // their own folder under the workspace root; `workspace` is that folder.
+    workspace = path.join(tmp, "workspace", folderName("user"))
+    ctx = context(path.join(tmp, "workspace"))
     await writeFile(path.join(tmp, "outside.txt"), "secret")
   })
 
@@ -182,7 +190,7 @@ describe("workspace file tools", () => {
   })
 
   it("refuses paths that leave the workspace", async () => {
-    await mkdir(workspace)
+    await mkdir(workspace, { recursive: true })
     await symlink(tmp, path.join(workspace, "link"))
     await symlink(path.join(tmp, "not-yet"), path.join(workspace, "dangling"))
     for (const bad of ["../../etc/passwd", "/etc/passwd", "a/../../x", "link/outside.txt", "dangling", "a\0b", ""]) {
@@ -234,7 +242,7 @@ describe("workspace file tools", () => {
   })
 
   it("refuses binary files", async () => {
-    await mkdir(workspace)
+    await mkdir(workspace, { recursive: true })
     await writeFile(path.join(workspace, "blob.bin"), Buffer.from([1, 2, 0, 3]))
     await expect(run(readFileTool, { path: "blob.bin" }, ctx)).rejects.toThrow(/binary/)
   })
@@ -268,7 +276,7 @@ describe("workspace file tools", () => {
   })
 
   it("caps long listings", async () => {
-    await mkdir(workspace)
+    await mkdir(workspace, { recursive: true })
     await Promise.all(Array.from({ length: 1001 }, (_, i) => writeFile(path.join(workspace, `f${i}`), "")))
     const result = await run(listFilesTool, {}, ctx)
     expect(result.entries).toHaveLength(1000)

@@ -12,10 +12,19 @@ const FENCE = /^(\s*)(`{3,}|~{3,})(.*)$/
 const HEADING = /^ {0,3}#{1,6}(?:[ \t]+(.*))?$/
 const QUOTE_LINE = /^ {0,3}>/
 const ITEM = /^(\s*)([-*+]|\d{1,9}[.)])([ \t]+)(.*)$/
+/** All of a line's quote markers at once. */
+const QUOTE_MARKERS = /^(?: {0,3}> ?)+/
+
+/**
+ * How deep quotes nest as blocks. The renderers flatten a quote in a quote anyway; below this
+ * depth a line's remaining markers are all dropped at once, so parsing thousands of `> ` does
+ * not recurse thousands deep.
+ */
+const MAX_QUOTE_DEPTH = 8
 
 /** The blocks of `markdown`, any line ending. Inline markup stays in their text, for parseInline. */
 export function parseBlocks(markdown: string): Block[] {
-  return blocksOf(markdown.replace(/\r\n?/g, "\n").split("\n"))
+  return blocksOf(markdown.replace(/\r\n?/g, "\n").split("\n"), 0)
 }
 
 function fenceOf(line: string): { indent: number; marker: string; info: string } | undefined {
@@ -27,7 +36,7 @@ function fenceOf(line: string): { indent: number; marker: string; info: string }
 
 const startsBlock = (line: string) => fenceOf(line) !== undefined || HEADING.test(line) || QUOTE_LINE.test(line) || ITEM.test(line)
 
-function blocksOf(lines: string[]): Block[] {
+function blocksOf(lines: string[], depth: number): Block[] {
   const blocks: Block[] = []
   let gap = false
   const push = (block: Block) => {
@@ -63,8 +72,9 @@ function blocksOf(lines: string[]): Block[] {
     }
     if (QUOTE_LINE.test(line)) {
       const inner: string[] = []
-      for (; i < lines.length && QUOTE_LINE.test(lines[i]); i++) inner.push(lines[i].replace(/^ {0,3}> ?/, ""))
-      const nested = blocksOf(inner)
+      const marker = depth + 1 < MAX_QUOTE_DEPTH ? /^ {0,3}> ?/ : QUOTE_MARKERS
+      for (; i < lines.length && QUOTE_LINE.test(lines[i]); i++) inner.push(lines[i].replace(marker, ""))
+      const nested = blocksOf(inner, depth + 1)
       if (nested.length > 0) push({ kind: "quote", blocks: nested, gap })
       continue
     }

@@ -13,7 +13,14 @@ const EMPHASIS: Record<string, Emphasis> = { "~~": "strike", "**": "bold", __: "
 const isSpace = (char: string | undefined) => char === undefined || /\s/.test(char)
 const isWordChar = (char: string | undefined) => char !== undefined && /[\p{L}\p{N}]/u.test(char)
 
-export const parseInline = (text: string): Inline[] => new InlineParser(text).parse(0, text.length, false)
+/**
+ * How deep emphasis may nest. Deeper delimiters stay literal text, so the parse (and every walk
+ * over its tree) recurses at most this deep whatever the input: thousands of nested `*`/`_`
+ * cannot overflow the stack. Nobody nests emphasis this deep on purpose.
+ */
+export const MAX_INLINE_DEPTH = 16
+
+export const parseInline = (text: string): Inline[] => new InlineParser(text).parse(0, text.length, false, 0)
 
 /** All the text of `nodes`, markup dropped. */
 export const textOf = (nodes: Inline[]): string => nodes.map((node) => (typeof node === "string" ? node : textOf(node.children))).join("")
@@ -62,8 +69,8 @@ class InlineParser {
     }
   }
 
-  /** The nodes of `s[start, end)`; inside a link's label no other link starts. */
-  parse(start: number, end: number, inLink: boolean): Inline[] {
+  /** The nodes of `s[start, end)` at nesting `depth`; inside a link's label no other link starts. */
+  parse(start: number, end: number, inLink: boolean, depth: number): Inline[] {
     const s = this.s
     const nodes: Inline[] = []
     let text = ""
@@ -96,19 +103,19 @@ class InlineParser {
         }
         i = after
       } else if (char === "[") {
-        const link = inLink ? undefined : this.link(i, end)
+        const link = inLink || depth >= MAX_INLINE_DEPTH ? undefined : this.link(i, end, depth)
         if (link) push(link.node)
         else text += char
         i = link?.end ?? i + 1
       } else {
         const delimiter = i + 1 < end && s[i + 1] === char ? char + char : char
-        const close = delimiter in EMPHASIS ? this.closerOf(i, end, delimiter) : -1
+        const close = delimiter in EMPHASIS && depth < MAX_INLINE_DEPTH ? this.closerOf(i, end, delimiter) : -1
         if (close < 0) {
           // An unmatched `**` yields one literal `*`, so the second may still open italics.
           text += char
           i++
         } else {
-          push({ emphasis: EMPHASIS[delimiter], children: this.parse(i + delimiter.length, close, inLink) })
+          push({ emphasis: EMPHASIS[delimiter], children: this.parse(i + delimiter.length, close, inLink, depth + 1) })
           i = close + delimiter.length
         }
       }
@@ -139,7 +146,8 @@ class InlineParser {
     const key = `${delimiter}:${end}`
     if ((this.noCloser.get(key) ?? end) <= from) return -1
     for (let k = from; k < end; ) {
-      const skipped = this.skipLiteral(k, end)
+      // A link binds tighter than emphasis: a delimiter in its URL or label closes nothing outside it.
+      const skipped = this.skipLiteral(k, end) ?? (s[k] === "[" ? this.linkSpan(k, end)?.end : undefined)
       if (skipped !== undefined) {
         k = skipped
         continue
@@ -158,17 +166,24 @@ class InlineParser {
   }
 
   /** `[label](url)` with a non-blank label and a URL without spaces; anything else that starts with `[` stays text. */
-  private link(i: number, end: number): { node: Inline; end: number } | undefined {
+  private link(i: number, end: number, depth: number): { node: Inline; end: number } | undefined {
+    const span = this.linkSpan(i, end)
+    if (!span) return undefined
+    const url = this.s.slice(span.labelEnd + 2, span.end - 1)
+    return { node: { url, source: this.s.slice(i, span.end), children: this.parse(i + 1, span.labelEnd, true, depth + 1) }, end: span.end }
+  }
+
+  /** Where the link starting at `i` has its `]` and where it ends, if it is one. */
+  private linkSpan(i: number, end: number): { labelEnd: number; end: number } | undefined {
     const s = this.s
     const k = this.bracketClose.get(i)
     if (k === undefined || k + 1 >= end || s[k + 1] !== "(") return undefined
     let m = k + 2
-    for (let depth = 0; m < end && !isSpace(s[m]); m++) {
-      if (s[m] === ")" && depth-- === 0) break
-      if (s[m] === "(") depth++
+    for (let parens = 0; m < end && !isSpace(s[m]); m++) {
+      if (s[m] === ")" && parens-- === 0) break
+      if (s[m] === "(") parens++
     }
-    const url = s.slice(k + 2, m)
-    if (m >= end || s[m] !== ")" || !url || !s.slice(i + 1, k).trim()) return undefined
-    return { node: { url, source: s.slice(i, m + 1), children: this.parse(i + 1, k, true) }, end: m + 1 }
+    if (m >= end || s[m] !== ")" || m === k + 2 || !s.slice(i + 1, k).trim()) return undefined
+    return { labelEnd: k, end: m + 1 }
   }
 }

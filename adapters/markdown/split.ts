@@ -63,3 +63,29 @@ function cutOf(atoms: Atom[], start: number, open: readonly Wrapper[], limit: nu
   }
   return atoms.length
 }
+
+/**
+ * Plain text as parts of at most `limit` units once each character is written with `write`: what
+ * a renderer falls back to when it fails. A part ends after its last whitespace if that keeps it
+ * at least half full, else between any two characters (never inside a surrogate pair).
+ */
+export function splitPlain(text: string, limit: number, write: (char: string) => string): Part[] {
+  const chars = [...text]
+  const parts: Part[] = []
+  for (let start = 0; start < chars.length; ) {
+    let length = 0
+    let end = start
+    let space = -1
+    for (; end < chars.length; end++) {
+      const out = write(chars[end]).length
+      if (length + out > limit) break
+      length += out
+      if (/\s/.test(chars[end])) space = end + 1
+    }
+    const stop = end === chars.length || space - start < (end - start) / 2 ? Math.max(end, start + 1) : space
+    const piece = chars.slice(start, stop)
+    if (piece.join("").trim()) parts.push({ out: piece.map(write).join(""), text: piece.join("") })
+    start = stop
+  }
+  return parts
+}

@@ -22,7 +22,8 @@ export const ESCAPED: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">":
  */
 export abstract class AtomWriter {
   readonly atoms: Atom[] = []
-  private readonly open = new Set<string>()
+  /** The elements open now, outermost first. */
+  private readonly open: Wrapper[] = []
 
   protected abstract readonly emphasis: Record<Emphasis, Wrapper>
   protected abstract readonly quote: Wrapper
@@ -38,7 +39,7 @@ export abstract class AtomWriter {
   }
 
   protected isOpen(name: string): boolean {
-    return this.open.has(name)
+    return this.open.some((wrapper) => wrapper.name === name)
   }
 
   protected text(value: string): void {
@@ -46,20 +47,47 @@ export abstract class AtomWriter {
   }
 
   protected wrap(wrapper: Wrapper, body: () => void): void {
-    if (this.open.has(wrapper.name)) return body()
-    this.atoms.push({ out: wrapper.open, text: "", open: wrapper })
-    this.open.add(wrapper.name)
+    if (this.isOpen(wrapper.name)) return body()
+    this.openElement(wrapper)
     body()
-    this.open.delete(wrapper.name)
-    this.atoms.push({ out: wrapper.close, text: "", close: wrapper })
+    this.closeElement()
+  }
+
+  /** Runs `body` with the open elements named in `names` (and any opened inside them) closed
+   *  around it, then re-opens them: for a dialect where `body`'s element may not sit inside those. */
+  protected outside(names: ReadonlySet<string>, body: () => void): void {
+    const from = this.open.findIndex((wrapper) => names.has(wrapper.name))
+    if (from < 0) return body()
+    const reopen = this.open.slice(from)
+    while (this.open.length > from) this.closeElement()
+    body()
+    for (const wrapper of reopen) this.openElement(wrapper)
+  }
+
+  /** An inline code span; a dialect may write it differently where code cannot go. */
+  protected codeSpan(children: Inline[]): void {
+    this.wrap(this.emphasis.code, () => this.inline(children))
   }
 
   protected inline(nodes: Inline[]): void {
     for (const node of nodes) {
       if (typeof node === "string") this.text(node)
       else if ("url" in node) this.link(node)
+      else if (node.emphasis === "code") this.codeSpan(node.children)
       else this.wrap(this.emphasis[node.emphasis], () => this.inline(node.children))
     }
+  }
+
+  private openElement(wrapper: Wrapper): void {
+    this.atoms.push({ out: wrapper.open, text: "", open: wrapper })
+    this.open.push(wrapper)
+  }
+
+  /** Closes the innermost element; one that holds nothing is dropped instead (an empty tag). */
+  private closeElement(): void {
+    const wrapper = this.open.pop()!
+    if (this.atoms.at(-1)?.open === wrapper) this.atoms.pop()
+    else this.atoms.push({ out: wrapper.close, text: "", close: wrapper })
   }
 
   private blocks(blocks: Block[]): void {

@@ -24,11 +24,11 @@ type Held = { event: ReceiverEvent; request: IncomingMessage; response: ServerRe
 
 /**
  * Slack's Events API over HTTP: checks each request's signature (a bad or stale one gets 401),
- * answers `url_verification` itself, and hands verified events to Bolt in bursts: they wait
- * until requests stop arriving (QUIET_MS, at most MAX_HOLD_MS), and then Bolt routes them in
- * the order they came. (No `ssl_check`: Slack sends it only for slash commands, which Steward
- * has none of.) An event is answered 200 once the core has stored it, 500 when it could not
- * (StoreFirstReceiver holds the acknowledgement until then): Slack retries what was not stored.
+ * answers `url_verification` itself, answers the `ssl_check` Slack sends to a slash command's
+ * URL, and hands verified events to Bolt in bursts: they wait until requests stop arriving
+ * (QUIET_MS, at most MAX_HOLD_MS), and then Bolt routes them in the order they came. An event is
+ * answered 200 once the core has stored it, 500 when it could not (StoreFirstReceiver holds the
+ * acknowledgement until then): Slack retries what was not stored.
  *
  * Interactivity (button presses) keeps Bolt's own acknowledgement from the listener, since a
  * listener may answer with a body.
@@ -54,7 +54,13 @@ export class AckFirstReceiver implements Receiver {
   }
 
   async start(listen: ListenOptions): Promise<Server> {
-    const server = createServer((req, res) => void this.receive(req, res))
+    const server = createServer((req, res) => {
+      this.receive(req, res).catch((error: unknown) => {
+        // Not the sender's fault (their request was read and checked): Slack retries a 500.
+        this.options.logger.error(`could not take a request: ${error instanceof Error ? error.stack : String(error)}`)
+        if (!res.headersSent) http.buildNoBodyResponse(res, 500)
+      })
+    })
     await new Promise<void>((resolve, reject) => {
       server.once("error", reject)
       server.listen(listen, () => {
@@ -99,6 +105,17 @@ export class AckFirstReceiver implements Receiver {
       body = http.parseHTTPRequestBody(verified)
     } catch (error) {
       logger.warn(`malformed request body: ${error instanceof Error ? error.message : String(error)}`)
+      return http.buildNoBodyResponse(res, 400)
+    }
+    // JSON that is not an object (null, a number, a list) is no request of Slack's; what Slack
+    // sends is an event or interaction (a type), a slash command (a command) or an ssl_check.
+    if (typeof body !== "object" || body === null || Array.isArray(body)) {
+      logger.warn("malformed request body: not an object")
+      return http.buildNoBodyResponse(res, 400)
+    }
+    if (body.ssl_check) return http.buildSSLCheckResponse(res)
+    if (typeof body.type !== "string" && typeof body.command !== "string") {
+      logger.warn("malformed request body: neither an event, an interaction nor a command")
       return http.buildNoBodyResponse(res, 400)
     }
     if (body.type === "url_verification") return http.buildUrlVerificationResponse(res, body)

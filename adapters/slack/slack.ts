@@ -1,9 +1,11 @@
 import type { AddressInfo } from "node:net"
 import { App, SocketModeReceiver, webApi, type BlockAction, type ButtonAction, type Logger as BoltLogger } from "@slack/bolt"
 import type { Logger } from "pino"
-import { splitPlain, UndeliverableMessage, type Channel, type ChannelHandlers } from "../../src/channel/channel.ts"
+import { ConnectionHealth } from "../health/connection.ts"
+import { splitPlain, UndeliverableMessage, type Channel, type ChannelHandlers, type ChannelHealth } from "../../src/channel/channel.ts"
 import type { InboundMessage, InboundOutcome, OutgoingMessage, ProgressUpdate } from "../../src/core/types.ts"
 import type { Config } from "../../src/config/config.ts"
+import { portError } from "../../src/config/ports.ts"
 import { section, withButtons, type Block } from "./blocks.ts"
 import { messageIdOf, messageRefOf, placeOf } from "./conversation.ts"
 import { ACTION_ID, inboundOfAction, inboundOfEvent, type MessageEvent } from "./inbound.ts"
@@ -13,6 +15,7 @@ import { escapePlain, findByMetadata, outboxMetadata, uploadTextFile } from "./o
 import { AckFirstReceiver } from "./receiver.ts"
 import { StoreFirstReceiver } from "./store-first.ts"
 import { renderSlack, SLACK_LIMIT } from "./render.ts"
+import { chatCommandOf, inboundOfCommand, SLASH_COMMAND, slashHelp } from "./slash.ts"
 import { SocketWatchdog } from "./watchdog.ts"
 
 export interface SlackChannelOptions {
@@ -74,6 +77,7 @@ export class SlackChannel implements Channel {
   private readonly progressMessages: ReturnType<typeof progressMessages>
   private app?: App
   private watchdog?: SocketWatchdog
+  private readonly connection = new ConnectionHealth()
   private port?: number
   private botUserId = ""
   /** Per conversation, the message being handed to the core: a conversation's events go in the order they came. */
@@ -115,20 +119,24 @@ export class SlackChannel implements Channel {
     this.app = new App({ receiver, token: this.config.botToken, botId: me.bot_id, botUserId: me.user_id, logger, clientOptions: { ...this.clientOptions }, convoStore: false })
     this.route(handlers, me.team_id ?? "")
     if (receiver.inner instanceof SocketModeReceiver) {
-      this.watchdog = new SocketWatchdog(receiver.inner.client, this.log, this.options.socketSilenceMs)
+      this.watchdog = new SocketWatchdog(receiver.inner.client, this.log, this.connection, this.options.socketSilenceMs)
       await this.app.start()
       this.log.info("receiving Slack events over Socket Mode")
       return
     }
-    const server = await this.app.start({ port: this.options.port ?? this.config.port, host: this.options.host })
+    const port = this.options.port ?? this.config.port
+    const server = await this.app.start({ port, host: this.options.host }).catch((error: unknown) => {
+      throw portError("SLACK_PORT", port, error)
+    })
     this.port = (server.address() as AddressInfo).port
+    this.connection.up()
     this.log.info({ port: this.port, path: EVENTS_PATH }, "receiving Slack events over HTTP")
   }
 
   async send(conversation: string, message: OutgoingMessage): Promise<{ messageId: string }> {
     const place = placeOf(conversation)
-    // Plain: the formatted form could not be made (the outbox's fallback); the text goes as it is.
-    const parts = message.plain ? splitPlain(escapePlain(message.text), SLACK_LIMIT) : renderSlack(message.text)
+    // Plain: the outbox's fallback after an error of this adapter's own code; the text goes as it is.
+    const parts = message.plain ? splitPlain(escapePlain(message.text), SLACK_LIMIT) : renderSlack(message.text, SLACK_LIMIT, this.renderFailed(conversation))
     if (parts.length === 0) throw new UndeliverableMessage("nothing to send: the message is empty")
     // The outbox retries a conversation's failed message before it sends the next one, so a
     // partial send of this same message is the one being retried: the parts that got out are skipped.
@@ -152,9 +160,9 @@ export class SlackChannel implements Channel {
     return { messageId: messageIdOf(shown.channel, shown.ts) }
   }
 
-  async edit(_conversation: string, messageId: string, message: OutgoingMessage): Promise<void> {
+  async edit(conversation: string, messageId: string, message: OutgoingMessage): Promise<void> {
     const { channel, ts } = messageRefOf(messageId)
-    const parts = renderSlack(message.text, EDIT_LIMIT)
+    const parts = renderSlack(message.text, EDIT_LIMIT, this.renderFailed(conversation))
     const text = parts.length > 1 ? `${parts[0]} …` : (parts[0] ?? "…")
     // Without `blocks` Slack would keep the old ones, buttons included: the new text replaces them.
     const blocks: Block[] = [section(text)]
@@ -166,12 +174,22 @@ export class SlackChannel implements Channel {
     return findByMetadata(this.web, placeOf(conversation), ref, since)
   }
 
+  /** Logs a message the renderer could not format, which then goes out as plain text. */
+  private renderFailed(conversation: string): (error: unknown) => void {
+    return (error) => this.log.error({ err: error, conversation }, "could not render the message as mrkdwn; sending it as plain text")
+  }
+
   /** A platform error Slack will give again (see TRANSIENT_PLATFORM_ERRORS); request and HTTP
    *  errors (network, 5xx) and rate limits the client gave up waiting out are transient. */
   isPermanent(error: unknown): boolean {
     if (!(error instanceof Error) || (error as Partial<webApi.WebAPIPlatformError>).code !== webApi.ErrorCode.PlatformError) return false
     const code = (error as webApi.WebAPIPlatformError).data?.error
     return typeof code === "string" && !TRANSIENT_PLATFORM_ERRORS.has(code)
+  }
+
+  /** Socket Mode: the socket is open; HTTP: the server listens. */
+  health(): ChannelHealth {
+    return this.connection.health()
   }
 
   progress(conversation: string, update: ProgressUpdate): void {
@@ -205,6 +223,15 @@ export class SlackChannel implements Channel {
       await ack()
       const outcome = await this.hand(handlers, inboundOfAction(body))
       if (outcome?.notice) await this.tellOnly(body, outcome.notice)
+    })
+    // `/steward tasks` goes the way a typed `/tasks` goes, in the user's DM with Steward.
+    app.command(SLASH_COMMAND, async ({ command, ack }) => {
+      const text = chatCommandOf(command.text)
+      if (text === undefined) return ack({ response_type: "ephemeral", text: slashHelp(handlers.commands) })
+      const inDm = command.channel_id.startsWith("D")
+      await ack(inDm ? undefined : { response_type: "ephemeral", text: "I'll answer in our DM." })
+      const dm = inDm ? command.channel_id : (await this.web.conversations.open({ users: command.user_id })).channel?.id
+      if (dm) await this.hand(handlers, inboundOfCommand(command, text, dm))
     })
   }
 

@@ -1,5 +1,6 @@
 import type { SocketModeReceiver } from "@slack/bolt"
 import type { Logger } from "pino"
+import type { ConnectionHealth } from "../health/connection.ts"
 
 /** How long a Socket Mode connection may carry nothing before it is taken for dead. Slack asks
  *  a healthy connection to refresh every few hours, so a quiet one is restarted at most a few
@@ -22,6 +23,8 @@ export class SocketWatchdog {
   constructor(
     private readonly client: SocketModeClient,
     private readonly log: Logger,
+    /** What /healthz reports: the socket's state as the client tells it. */
+    private readonly connection: ConnectionHealth,
     private readonly silenceMs = SOCKET_SILENCE_MS,
   ) {
     this.timer = setTimeout(() => void this.check(), silenceMs).unref()
@@ -40,11 +43,13 @@ export class SocketWatchdog {
 
   private heard = (): void => {
     this.connected = true
+    this.connection.up()
     this.timer.refresh()
   }
 
   private lost = (): void => {
     this.connected = false
+    this.connection.down("the Socket Mode connection to Slack is not open; reconnecting")
   }
 
   private async check(): Promise<void> {

@@ -52,8 +52,8 @@ export async function sendChunk(api: Api, chatId: number, chunk: Chunk, replyMar
 }
 
 /** A message's new text as one chunk: an edit cannot grow into several messages, so a longer text is cut with "…". */
-export function renderSingle(markdown: string): Chunk {
-  const [first, ...rest] = renderTelegram(markdown, TELEGRAM_LIMIT - TRUNCATED.length)
+export function renderSingle(markdown: string, onFallback?: (error: unknown) => void): Chunk {
+  const [first, ...rest] = renderTelegram(markdown, TELEGRAM_LIMIT - TRUNCATED.length, onFallback)
   if (!first) throw new UndeliverableMessage("nothing to show: the message is empty")
   return rest.length === 0 ? first : { html: first.html + TRUNCATED, plain: first.plain + TRUNCATED }
 }

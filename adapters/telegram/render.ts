@@ -1,5 +1,6 @@
 import { AtomWriter, ESCAPED, type CodeBlock, type ItemBlock, type LinkNode, type Wrapper } from "../markdown/writer.ts"
-import { split } from "../markdown/split.ts"
+import type { Inline } from "../markdown/inline.ts"
+import { split, splitPlain } from "../markdown/split.ts"
 
 /** One Telegram message of a rendered reply: `html` for parse_mode HTML, `plain` for when Telegram rejects it. */
 export type Chunk = { html: string; plain: string }
@@ -15,6 +16,8 @@ const MIN_LIMIT = 512
 
 const tag = (name: string, attributes = ""): Wrapper => ({ name, open: `<${name}${attributes}>`, close: `</${name}>` })
 const PRE = tag("pre")
+/** Telegram's formatting entities: they may hold and sit in anything except code and pre. */
+const FORMATTING = new Set(["b", "i", "s"])
 const SAFE_URL = /^(?:https?:\/\/|tg:\/\/|mailto:)[^\s\x00-\x1f\x7f]+$/i
 
 const escapeAttribute = (text: string) => text.replace(/[&<>"]/g, (char) => ESCAPED[char] ?? "&quot;")
@@ -23,12 +26,21 @@ const escapeAttribute = (text: string) => text.replace(/[&<>"]/g, (char) => ESCA
  * Renders model-written Markdown as Telegram HTML, split into messages of at most `limit`
  * UTF-16 units of HTML. Whatever the input, every chunk is well-formed: markup that does
  * not pair up stays literal text, and elements cut by a split are closed and re-opened.
+ * Should rendering itself fail (a defect), `onFallback` hears why and the text goes out as
+ * escaped plain text, so a send never fails for a reason of ours that a retry cannot fix.
  */
-export function renderTelegram(markdown: string, limit = TELEGRAM_LIMIT): Chunk[] {
+export function renderTelegram(markdown: string, limit = TELEGRAM_LIMIT, onFallback?: (error: unknown) => void): Chunk[] {
   if (limit < MIN_LIMIT) throw new RangeError(`limit must be at least ${MIN_LIMIT}, got ${limit}`)
-  const { atoms } = new HtmlWriter(Math.floor(limit / 2)).markdown(markdown)
-  return split(atoms, limit).map((part) => ({ html: part.out, plain: part.text }))
+  try {
+    const { atoms } = new HtmlWriter(Math.floor(limit / 2)).markdown(markdown)
+    return split(atoms, limit).map((part) => ({ html: part.out, plain: part.text }))
+  } catch (error) {
+    onFallback?.(error)
+    return splitPlain(markdown, limit, escapeChar).map((part) => ({ html: part.out, plain: part.text }))
+  }
 }
+
+const escapeChar = (char: string) => ESCAPED[char] ?? char
 
 class HtmlWriter extends AtomWriter {
   protected readonly emphasis = { bold: tag("b"), italic: tag("i"), strike: tag("s"), code: tag("code") }
@@ -40,11 +52,21 @@ class HtmlWriter extends AtomWriter {
   }
 
   protected char(char: string): string {
-    return ESCAPED[char] ?? char
+    return escapeChar(char)
   }
 
   protected item({ indent, marker, spacing }: ItemBlock): void {
     this.text(indent + marker + spacing)
+  }
+
+  /**
+   * Telegram allows no entity inside code, and code inside neither a link nor bold, italic or
+   * strikethrough. In a link the code's text stays part of the link, without the code; inside
+   * formatting, the formatting is closed around the code and re-opened after it.
+   */
+  protected codeSpan(children: Inline[]): void {
+    if (this.isOpen("a")) return this.inline(children)
+    this.outside(FORMATTING, () => super.codeSpan(children))
   }
 
   protected code({ language, code }: CodeBlock): void {

@@ -1,11 +1,13 @@
+import { setTimeout as sleep } from "node:timers/promises"
 import { autoRetry } from "@grammyjs/auto-retry"
 import { sequentialize } from "@grammyjs/runner"
-import { Bot, type Transformer } from "grammy"
+import { Bot, GrammyError, HttpError, type Transformer } from "grammy"
 import type { BotCommand } from "grammy/types"
 import type { Logger } from "pino"
-import { splitPlain, UndeliverableMessage, type Channel, type ChannelHandlers } from "../../src/channel/channel.ts"
+import { ConnectionHealth } from "../health/connection.ts"
+import { splitPlain, UndeliverableMessage, type Channel, type ChannelHandlers, type ChannelHealth } from "../../src/channel/channel.ts"
 import type { CommandInfo, InboundMessage, InboundOutcome, OutgoingMessage, ProgressUpdate } from "../../src/core/types.ts"
-import type { Config } from "../../src/config/config.ts"
+import { ConfigError, type Config } from "../../src/config/config.ts"
 import { editChunk, inlineKeyboard, isMessageGone, isPermanentRefusal, renderSingle, sendChunk, sendTextFile } from "./messages.ts"
 import { UpdatePoller } from "./polling.ts"
 import { progressMessages } from "./progress.ts"
@@ -21,12 +23,19 @@ export interface TelegramChannelOptions {
   progressEditIntervalMs?: number
   /** The address the webhook server binds (default: every interface). */
   webhookHost?: string
+  /** How long getMe may take before the API counts as unreachable (default 10 s). */
+  connectTimeoutMs?: number
+  /** The first pause before the API is tried again (default 1 s, doubling up to a minute). */
+  connectRetryMs?: number
 }
 
 /** auto-retry's attempts at one call that got a 429 or a 5xx; the outbox retries beyond that. */
 const MAX_RETRY_ATTEMPTS = 3
 const DEFAULT_MAX_RETRY_DELAY_SECONDS = 30
 const UPDATE_TYPES = ["message", "callback_query"] as const
+const CONNECT_TIMEOUT_MS = 10_000
+const CONNECT_RETRY_MS = 1000
+const MAX_CONNECT_RETRY_MS = 60_000
 /** Telegram refuses the whole command list if one name is not like this. */
 const COMMAND_NAME = /^[a-z0-9_]{1,32}$/
 
@@ -49,6 +58,10 @@ export class TelegramChannel implements Channel {
   private readonly handing = new Set<Promise<void>>()
   /** Per conversation, a reply of several chunks of which only the first ones got out. */
   private readonly partial = new Map<string, { key: string; messageIds: number[] }>()
+  private readonly connection = new ConnectionHealth()
+  /** Ends the retries of an unreachable API when the channel stops. */
+  private readonly stopping = new AbortController()
+  private connecting?: Promise<void>
 
   constructor(
     private readonly config: TelegramConfig,
@@ -71,9 +84,69 @@ export class TelegramChannel implements Channel {
     return this.webhook?.port
   }
 
+  /**
+   * Connects (getMe, within connectTimeoutMs) and starts receiving. An API that cannot be
+   * reached does not hold start-up: it is reported at once with the URL tried, shown by
+   * /healthz, and tried again in the background with backoff. A refused token is configuration
+   * and ends start-up.
+   */
   async start(handlers: ChannelHandlers): Promise<void> {
     this.route(handlers)
-    await this.bot.init()
+    if (await this.connect()) return this.receive(handlers)
+    this.connecting = this.keepConnecting(handlers)
+  }
+
+  health(): ChannelHealth {
+    return this.connection.health()
+  }
+
+  private async connect(): Promise<boolean> {
+    try {
+      const signal = AbortSignal.any([this.stopping.signal, AbortSignal.timeout(this.options.connectTimeoutMs ?? CONNECT_TIMEOUT_MS)])
+      // Not bot.init(): it retries network errors silently and without end. (grammY types its
+      // signal with the abort-controller shim; Node's own is what it uses at run time.)
+      this.bot.botInfo = await this.bot.api.getMe(signal as Parameters<Bot["api"]["getMe"]>[0])
+      // Up from here; a failing getUpdates (or webhook set-up) takes it down again.
+      this.connection.up()
+      return true
+    } catch (error) {
+      if (error instanceof GrammyError && error.error_code === 401) {
+        throw new ConfigError("TELEGRAM_BOT_TOKEN", "TELEGRAM_BOT_TOKEN was refused by Telegram (401 Unauthorized): copy the token @BotFather gave again")
+      }
+      const cause = error instanceof HttpError && error.error instanceof Error ? error.error : error
+      this.connection.down(`could not reach the Telegram API at ${this.apiRoot}/bot<token>/getMe: ${this.redact(cause)}`)
+      this.log.error(`${this.connection.health().reason}; retrying`)
+      return false
+    }
+  }
+
+  private async keepConnecting(handlers: ChannelHandlers): Promise<void> {
+    const first = this.options.connectRetryMs ?? CONNECT_RETRY_MS
+    for (let attempt = 0; !this.stopping.signal.aborted; attempt++) {
+      await sleep(Math.min(MAX_CONNECT_RETRY_MS, first * 2 ** attempt), undefined, { signal: this.stopping.signal }).catch(() => {})
+      if (this.stopping.signal.aborted) return
+      const connected = await this.connect().catch((error: unknown) => {
+        this.connection.down(error instanceof Error ? error.message : String(error))
+        this.log.error({ err: error }, "Telegram refused the connection; retrying")
+        return false
+      })
+      if (connected) {
+        this.log.info({ apiRoot: this.apiRoot }, "reached the Telegram API")
+        return this.receive(handlers).catch((error: unknown) => this.log.error({ err: error }, "could not start receiving Telegram updates"))
+      }
+    }
+  }
+
+  /** An error's message without the bot token, which is part of every API URL. */
+  private redact(error: unknown): string {
+    return (error instanceof Error ? error.message : String(error)).replaceAll(this.config.botToken, "<token>")
+  }
+
+  private get apiRoot(): string {
+    return this.config.apiRoot?.replace(/\/+$/, "") ?? "https://api.telegram.org"
+  }
+
+  private async receive(handlers: ChannelHandlers): Promise<void> {
     await this.registerMenus(handlers)
     await this.progressMessages.restore(handlers.state)
     const { webhookUrl, webhookSecret } = this.config
@@ -94,8 +167,8 @@ export class TelegramChannel implements Channel {
 
   async send(conversation: string, message: OutgoingMessage): Promise<{ messageId: string }> {
     const chatId = chatIdOf(conversation)
-    // Plain: the formatted form could not be made (the outbox's fallback); the text goes as it is.
-    const chunks: Chunk[] = message.plain ? splitPlain(message.text, TELEGRAM_LIMIT).map((text) => ({ html: text, plain: text })) : renderTelegram(message.text)
+    // Plain: the outbox's fallback after an error of this adapter's own code; the text goes as it is.
+    const chunks: Chunk[] = message.plain ? splitPlain(message.text, TELEGRAM_LIMIT).map((text) => ({ html: text, plain: text })) : renderTelegram(message.text, undefined, this.renderFailed(conversation))
     if (chunks.length === 0) throw new UndeliverableMessage("nothing to send: the message is empty")
     const keyboard = message.buttons?.length ? inlineKeyboard(message.buttons) : undefined
     // The outbox retries a conversation's failed message before it sends the next one, so a
@@ -114,10 +187,15 @@ export class TelegramChannel implements Channel {
   }
 
   async edit(conversation: string, messageId: string, message: OutgoingMessage): Promise<void> {
-    await editChunk(this.bot.api, chatIdOf(conversation), Number(messageId), renderSingle(message.text)).catch((error: unknown) => {
+    await editChunk(this.bot.api, chatIdOf(conversation), Number(messageId), renderSingle(message.text, this.renderFailed(conversation))).catch((error: unknown) => {
       if (!isMessageGone(error)) throw error
       this.log.warn({ conversation, messageId }, "the message to edit was deleted in the chat")
     })
+  }
+
+  /** Logs a message the renderer could not format, which then goes out as plain text. */
+  private renderFailed(conversation: string): (error: unknown) => void {
+    return (error) => this.log.error({ err: error, conversation }, "could not render the message as HTML; sending it as plain text")
   }
 
   /** A 400 or 403 from Telegram: see isPermanentRefusal. */
@@ -134,6 +212,8 @@ export class TelegramChannel implements Channel {
   }
 
   async stop(): Promise<void> {
+    this.stopping.abort()
+    await this.connecting
     this.typing.stop()
     this.progressMessages.stop()
     await this.poller?.stop()
@@ -201,10 +281,16 @@ export class TelegramChannel implements Channel {
   private readonly logPollingFailures: Transformer = async (prev, method, payload, signal) => {
     const polling = method === "getUpdates"
     const response = await prev(method, payload, signal).catch((error: unknown) => {
-      if (polling && !signal?.aborted) this.log.warn({ err: error }, "polling Telegram failed; retrying")
+      if (polling && !signal?.aborted) {
+        this.connection.down(`polling ${this.apiRoot} failed: ${this.redact(error)}`)
+        this.log.warn({ err: error }, "polling Telegram failed; retrying")
+      }
       throw error
     })
-    if (polling && !response.ok) this.log.warn({ code: response.error_code, description: response.description }, "polling Telegram failed; retrying")
+    if (polling && !response.ok) {
+      this.connection.down(`polling ${this.apiRoot} failed: ${response.error_code} ${response.description}`)
+      this.log.warn({ code: response.error_code, description: response.description }, "polling Telegram failed; retrying")
+    } else if (polling) this.connection.up()
     return response
   }
 }

@@ -52,7 +52,8 @@ export class Access {
     if (current) return
     const expired = [...this.pairings.values()].filter((p) => Date.parse(p.expiresAt) <= now).map((p) => p.code)
     const pairing: PairingRecord = { code: newCode(), user: message.user, conversation: message.conversation, expiresAt: new Date(now + PAIRING_TTL_MS).toISOString() }
-    const text = `Hi! I only talk to people my owner has approved. To be approved, give my owner this code (valid for 1 hour): ${pairing.code}`
+    // The user id lets an owner who prefers it add them to ALLOWED_USERS instead.
+    const text = `Hi! I only talk to people my owner has approved. You are ${message.user} to me. To be approved, give my owner this code (valid for 1 hour): ${pairing.code}`
     // Nothing the stranger wrote is kept: not in history, not in the outbox.
     const reply = this.outbox.prepare(message.conversation, text, `pairing:${pairing.code}`)
     await this.store.save({ pairings: [pairing], pairingsDone: expired, outbox: [reply] })
@@ -84,7 +85,7 @@ export class Access {
  */
 export async function approvePairing(store: Store, code: string): Promise<PairingRecord | { error: string }> {
   const wanted = code.trim().toUpperCase()
-  const pairing = (await store.pairings()).find((p) => p.code === wanted)
+  const pairing = await store.pairing(wanted)
   if (!pairing) return { error: `no pairing code ${wanted}` }
   if (Date.parse(pairing.expiresAt) <= Date.now()) return { error: `pairing code ${wanted} has expired; ask them to message Steward again for a new one` }
   await store.save({ allowed: [pairing.user], pairingsDone: [pairing.code] })

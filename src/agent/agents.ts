@@ -5,6 +5,8 @@ import { z } from "zod"
 import { ConfigError } from "../config/config.ts"
 import type { Role } from "../core/types.ts"
 
+export { environment } from "./environment.ts"
+
 /** A role's prompt and, for worker types, what it may use. */
 export interface Agent {
   name: string
@@ -68,29 +70,4 @@ function safeList(dir: string): string[] {
   } catch {
     return []
   }
-}
-
-const timeZone = Intl.DateTimeFormat().resolvedOptions().timeZone
-// Creating a formatter is slow; the process's time zone does not change while it runs.
-const localTime = new Intl.DateTimeFormat("en-GB", { timeZone, dateStyle: "full", timeStyle: "long" })
-
-/** The facts a model cannot know by itself: without them "tomorrow at 9" cannot be scheduled. */
-export function environment(now: Date, where: { conversation: string; user: string }): string {
-  const local = localTime.format(now)
-  return [
-    "<env>",
-    `  Current time: ${local} (time zone ${timeZone}; ISO ${isoWithOffset(now)})`,
-    `  Channel: ${where.conversation.split(":")[0]}`,
-    `  Conversation: ${where.conversation}`,
-    `  User: ${where.user}`,
-    "</env>",
-  ].join("\n")
-}
-
-function isoWithOffset(now: Date): string {
-  const offset = -now.getTimezoneOffset()
-  const local = new Date(now.getTime() + offset * 60_000).toISOString().slice(0, 19)
-  const sign = offset >= 0 ? "+" : "-"
-  const abs = Math.abs(offset)
-  return `${local}${sign}${String(Math.floor(abs / 60)).padStart(2, "0")}:${String(abs % 60).padStart(2, "0")}`
 }

@@ -1,10 +1,16 @@
-import { APICallError, generateText, jsonSchema, tool, zodSchema, type LanguageModel, type ModelMessage, type Tool, type ToolCallPart, type ToolResultPart, type ToolSet } from "ai"
+import { APICallError, generateText, jsonSchema, tool, zodSchema, type LanguageModel, type LanguageModelUsage, type ModelMessage, type Tool, type ToolCallPart, type ToolResultPart, type ToolSet } from "ai"
 import { disabled, evaluate, type Ruleset } from "../permission/permission.ts"
 import type { MessageRecord } from "../store/records.ts"
 import type { ToolSummary } from "../core/types.ts"
 import { ToolError, type ToolContext, type ToolDefinition } from "../tool/tool.ts"
 import { AWAIT_ANSWER } from "../tool/capabilities.ts"
-import { CLEAR_ALL_TOOL_OUTPUT, toModelMessages, type PruneLimits } from "./context.ts"
+import type { UsageSample } from "../usage/usage.ts"
+import { CLEAR_ALL_TOOL_OUTPUT, DEFAULT_PRUNE, pruneLimits, toModelMessages, type PruneLimits } from "./context.ts"
+import { buildRequest, estimatePrompt, modelName } from "./request.ts"
+import { textOf, toolCalls } from "./messages.ts"
+import { stepEndsRun } from "./run-end.ts"
+
+export { textOf, toolCalls }
 
 /** OpenCode's threshold: the third identical call in a row is a loop, not persistence. */
 export const DOOM_LOOP_THRESHOLD = 3
@@ -31,7 +37,11 @@ export interface SessionLog {
 
 export interface LoopInput {
   model: LanguageModel
+  /** The role's instructions: the same bytes on every call, so a provider can cache them. */
   system: string
+  /** Long-lived context after the instructions (a memory snapshot, a worker list): it may change
+   *  now and then, which costs the cache from this point once. */
+  longLived?: string
   compactionSystem: string
   /** Tools offered to the model (those the role's rules do not disable). A family's stand-in
    *  (toolFamily) is replaced by its members of the moment when the run starts. */
@@ -41,12 +51,20 @@ export interface LoopInput {
   context: Omit<ToolContext, "callId">
   maxSteps: number
   maxRetries: number
-  /** Context tokens a step may use before the session is compacted. */
+  /** Context tokens a step may use before the session is compacted (the model's window). */
   usableTokens: number
+  /** The most a prompt may hold (CONTEXT_BUDGET_TOKENS): old output is pruned as the session
+   *  fills it, and the session is compacted before a prompt would pass it. */
+  budgetTokens?: number
+  /** Facts that change with every message (the time): put before each new input, in its own
+   *  message written with it, so a replay sends the same bytes and the system prompt stays put. */
+  environment?: () => string
   /** Input that arrived for this session while it runs; drained before every step. */
   takeInput?: () => Array<{ eventId: string; text: string; fromUser: boolean }>
   onTool?: (summary: ToolSummary) => void
   onCompacted?: (summary: string) => Promise<void>
+  /** Every model call's token usage. */
+  onUsage?: (sample: UsageSample) => void
 }
 
 export type LoopOutcome =
@@ -77,13 +95,14 @@ export async function runLoop(loopInput: LoopInput): Promise<LoopOutcome> {
     // Near the ceiling, input is left for the next run rather than taken without steps to answer it.
     const injected = step === 0 || budget + perMessage <= ceiling ? (input.takeInput?.() ?? []) : []
     if (injected.length > 0) {
-      await log.append(...injected.map(({ eventId, text, fromUser }) => ({ eventId, message: userMessage(step > 0 ? reminder(text, fromUser) : text) })))
+      const facts = input.environment ? [{ message: userMessage(input.environment()) }] : []
+      await log.append(...facts, ...injected.map(({ eventId, text, fromUser }) => ({ eventId, message: userMessage(step > 0 ? reminder(text, fromUser) : text) })))
       if (step > 0) budget = Math.min(ceiling, budget + perMessage * injected.length)
     }
-    const last = log.records.at(-1)
-    if (last?.message.role === "assistant") return { status: "done", text: textOf(last.message) }
+    const ended = runEnded(input)
+    if (ended) return { status: "done", text: textOf(ended) }
 
-    if (overflowed(log.records, input.usableTokens)) await compact(input)
+    if (overflowed(log.records, input.usableTokens) || overBudget(input, offered)) await compact(input)
     const lastStep = step >= budget - 1
     if (lastStep) await log.append({ message: userMessage(MAX_STEPS_REACHED) })
     const result = await generateStep(input, offered, lastStep)
@@ -115,6 +134,20 @@ function withFamilies(tools: readonly ToolDefinition[], rules: Ruleset): readonl
   })
 }
 
+/**
+ * The assistant message that ended the run, if nothing came after it but its own tool results:
+ * a final answer in text, or a step whose calls all end the run (see stepEndsRun). Read from
+ * the log alone, so a run resumed after a crash decides the same and calls no model either.
+ */
+function runEnded(input: LoopInput): ModelMessage | undefined {
+  const records = input.log.records
+  const index = records.findLastIndex((record) => record.message.role !== "tool")
+  const last = records[index]?.message
+  if (last?.role !== "assistant") return undefined
+  if (index === records.length - 1) return last
+  return stepEndsRun(input.context.role, last, records.slice(index + 1).map((record) => record.message)) ? last : undefined
+}
+
 const sdkTools = new WeakMap<ToolDefinition, Tool>()
 
 /** Tools are offered without execute: the SDK validates the calls, this loop runs them (see
@@ -138,15 +171,18 @@ function toolSet(tools: readonly ToolDefinition[]): ToolSet {
 /** One model call. A provider that rejects the request as too long gets one compaction — with
  *  every tool output cleared, since the history itself may be what does not fit — and a retry. */
 async function generateStep(input: LoopInput, offered: ToolSet, lastStep: boolean) {
-  const call = () =>
-    generateText({
+  const call = async () => {
+    const request = requestOf(input)
+    const result = await generateText({
       model: input.model,
-      system: input.system,
-      messages: toModelMessages(input.log.records),
+      ...request,
       tools: lastStep ? undefined : offered,
       maxRetries: input.maxRetries,
       abortSignal: input.context.abort,
     })
+    reportUsage(input, input.context.role, result.usage)
+    return result
+  }
   try {
     return await call()
   } catch (error) {
@@ -156,6 +192,46 @@ async function generateStep(input: LoopInput, offered: ToolSet, lastStep: boolea
     if (lastStep) await input.log.append({ message: userMessage(MAX_STEPS_REACHED) })
     return await call()
   }
+}
+
+function requestOf(input: LoopInput, limits = limitsOf(input)) {
+  return buildRequest(input.system, input.longLived, toModelMessages(input.log.records, limits), input.context.conversation)
+}
+
+function limitsOf(input: LoopInput): PruneLimits {
+  return input.budgetTokens === undefined ? DEFAULT_PRUNE : pruneLimits(input.budgetTokens)
+}
+
+/** Compaction starts when the estimated prompt passes this share of the budget. The estimate
+ *  (characters / 4) undercounts JSON and code, which tokenizers split finer: the rest of the
+ *  budget is that margin, so that the prompt a provider counts stays within the budget. */
+export const COMPACT_AT_SHARE = 0.75
+
+/** True when the prompt about to be sent, pruned, has outgrown the budget — unless nothing but
+ *  a summary is left to compact (a compaction cannot shrink the history any further). */
+function overBudget(input: LoopInput, offered: ToolSet): boolean {
+  if (input.budgetTokens === undefined) return false
+  const records = input.log.records
+  const summary = records.findLastIndex((record) => record.kind === "summary")
+  // A summary is followed by the request to continue: only what comes after those two counts.
+  const compactable = summary < 0 ? records.length > 0 : records.length - summary > 2
+  return compactable && estimatePrompt(requestOf(input), offered) > input.budgetTokens * COMPACT_AT_SHARE
+}
+
+function reportUsage(input: LoopInput, role: UsageSample["role"], usage: LanguageModelUsage): void {
+  const { context } = input
+  input.onUsage?.({
+    at: new Date().toISOString(),
+    role,
+    agent: context.agent,
+    conversation: context.conversation,
+    sessionId: context.sessionId,
+    taskId: context.taskId,
+    model: modelName(input.model),
+    input: usage.inputTokens ?? 0,
+    cachedInput: usage.inputTokenDetails?.cacheReadTokens ?? 0,
+    output: usage.outputTokens ?? 0,
+  })
 }
 
 /** Runs the tool calls of the newest assistant message that have no result yet, in order. */
@@ -241,10 +317,11 @@ async function compact(input: LoopInput, limits?: PruneLimits): Promise<void> {
   const result = await generateText({
     model: input.model,
     system: input.compactionSystem,
-    messages: [...toModelMessages(input.log.records, limits), userMessage(COMPACTION_REQUEST)],
+    messages: [...toModelMessages(input.log.records, limits ?? limitsOf(input)), userMessage(COMPACTION_REQUEST)],
     maxRetries: input.maxRetries,
     abortSignal: input.context.abort,
   })
+  reportUsage(input, "compaction", result.usage)
   const summary = result.text.trim()
   // The summary reaches memory before the log hides what it summarises: a crash in between
   // replays the turn, which compacts again — at worst a summary twice, never none.
@@ -264,20 +341,6 @@ function isContextOverflow(error: unknown): boolean {
 export function reminder(text: string, fromUser: boolean): string {
   const intro = fromUser ? "The user sent the following message:" : "This arrived while you were working:"
   return ["<system-reminder>", intro, text, "", "Please address this message and continue with your tasks.", "</system-reminder>"].join("\n")
-}
-
-export function toolCalls(message: ModelMessage): ToolCallPart[] {
-  if (message.role !== "assistant" || typeof message.content === "string") return []
-  return message.content.filter((part): part is ToolCallPart => part.type === "tool-call")
-}
-
-export function textOf(message: ModelMessage): string {
-  if (typeof message.content === "string") return message.content
-  return message.content
-    .filter((part) => part.type === "text")
-    .map((part) => (part as { text: string }).text)
-    .join("")
-    .trim()
 }
 
 function userMessage(text: string): ModelMessage {

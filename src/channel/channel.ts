@@ -25,6 +25,15 @@ export interface ChannelHandlers {
   state?: ChannelState
 }
 
+/** Whether a channel can take and send messages now, for /healthz and /metrics. */
+export interface ChannelHealth {
+  ok: boolean
+  /** Why not, in words for the operator ("could not reach https://api.telegram.org …"). */
+  reason?: string
+  /** Times the connection to the platform was lost and came back. */
+  reconnects: number
+}
+
 /**
  * The contract between the core and a chat platform. Adapters know nothing about agents:
  * they turn platform events into InboundMessages and render what the core sends.
@@ -56,6 +65,8 @@ export interface Channel {
   progress?(conversation: ConversationId, update: ProgressUpdate): void
   /** Work for this conversation started (true) or everything ended (false): "typing…". */
   activity?(conversation: ConversationId, busy: boolean): void
+  /** Connected to the platform? Without this method a channel counts as always connected. */
+  health?(): ChannelHealth
   stop(): Promise<void>
 }
 

@@ -5,16 +5,12 @@ import { newId, type Store, type StoredRecords } from "../store/store.ts"
 import { channelOf, type Channel } from "./channel.ts"
 import { backoffMs, capped, classify } from "./delivery.ts"
 
-/** Settled records kept in memory (newest), so a replayed producer still finds its record and
- *  an edit its target without a read; older ones are read from the store when needed. */
-const SETTLED_KEPT = 2000
 /** The origin of the note that tells the user a message could not be sent. */
 const UNDELIVERED = "undelivered:"
 
 export interface OutboxOptions {
   /** Messages a reply may take before it is sent as its first part plus a file. */
   maxReplyMessages?: number
-  settledKept?: number
 }
 
 /** What the outbox tells its owner, fixed when it is made. */
@@ -58,17 +54,13 @@ export interface OutboxEvents {
  * crash or restart in the middle of it, the whole reply is sent again.
  */
 export class Outbox {
-  /** The records still to send, oldest first: what the senders and `busy` look at, so their
-   *  cost does not grow with every message ever sent. */
+  /** The records still to send, oldest first: all the outbox keeps in memory. A record leaves
+   *  once delivered or failed; it stays in the store (by id, origin and firing), so memory and
+   *  the cost of a send do not grow with every message ever sent. */
   private pending = new Map<string, OutboxRecord>()
-  /** The newest settled records, oldest first (bounded: SETTLED_KEPT). */
-  private settledRecords = new Map<string, OutboxRecord>()
-  /** Pending and kept records by what produced them, and the firings they report. */
-  private firings = new Map<string, string>()
   private byOrigin = new Map<string, OutboxRecord>()
   /** Records found pending at start-up: they may have got out just before the stop. */
   private uncertain = new Set<string>()
-  private readonly settledKept: number
   private readonly maxReplyMessages: number
   /** One sender per conversation keeps its messages in order. */
   private senders = new Map<string, Promise<void>>()
@@ -85,12 +77,11 @@ export class Outbox {
     private readonly on: OutboxEvents = {},
     options: OutboxOptions = {},
   ) {
-    this.settledKept = options.settledKept ?? SETTLED_KEPT
     this.maxReplyMessages = options.maxReplyMessages ?? 5
   }
 
   async load(): Promise<void> {
-    for (const record of await this.store.outbox()) this.track(record)
+    for (const record of await this.store.unsentOutbox()) this.track(record)
     for (const record of this.pending.values()) {
       this.uncertain.add(record.id)
       this.kick(record.conversation)
@@ -100,7 +91,7 @@ export class Outbox {
   /** Queues a message for `conversation` unless `origin` already produced one. The message is
    *  recorded in the conversation's history in the same write, with whatever else `also` holds. */
   async add(conversation: string, message: OutgoingMessage | string, origin: string, also: Partial<StoredRecords> = {}, firingId?: string): Promise<OutboxRecord> {
-    const existing = this.byOrigin.get(origin)
+    const existing = this.byOrigin.get(origin) ?? (await this.store.outboxByOrigin(origin))
     if (existing) return existing
     const record = { ...this.prepare(conversation, message, origin), firingId }
     await this.store.save({ ...also, outbox: [record, ...(also.outbox ?? [])], history: [{ id: record.id, conversation, role: "assistant", text: record.text }, ...(also.history ?? [])] })
@@ -121,19 +112,20 @@ export class Outbox {
     this.kick(record.conversation)
   }
 
-  /** Has a message been queued as this firing's report? */
-  hasFiring(firingId: string): boolean {
-    return this.firings.has(firingId)
-  }
-
-  /** Records held in memory: every pending one and the newest settled ones. */
-  get size(): number {
-    return this.pending.size + this.settledRecords.size
+  /** Has a message been queued as this firing's report? (Every record is written before it is
+   *  committed, so the store knows.) */
+  async hasFiring(firingId: string): Promise<boolean> {
+    return (await this.store.outboxOfFiring(firingId)) !== undefined
   }
 
   /** The channels messages can go to. */
   channelNames(): string[] {
     return [...this.channels.keys()]
+  }
+
+  /** Messages written but not yet delivered (or failed). */
+  get backlog(): number {
+    return this.pending.size
   }
 
   /** True while a message could still go out without a new event (now or after a backoff). */
@@ -151,21 +143,13 @@ export class Outbox {
   }
 
   private track(record: OutboxRecord): void {
-    this.byOrigin.set(record.origin, record)
-    if (record.firingId) this.firings.set(record.firingId, record.id)
     // A Map keeps its first insertion order, so pending records stay in creation order.
     if (record.status === "pending") {
       this.pending.set(record.id, record)
-      return
-    }
-    this.pending.delete(record.id)
-    this.settledRecords.delete(record.id)
-    this.settledRecords.set(record.id, record)
-    for (const [id, old] of this.settledRecords) {
-      if (this.settledRecords.size <= this.settledKept) break
-      this.settledRecords.delete(id)
-      if (this.byOrigin.get(old.origin) === old) this.byOrigin.delete(old.origin)
-      if (old.firingId && this.firings.get(old.firingId) === id) this.firings.delete(old.firingId)
+      this.byOrigin.set(record.origin, record)
+    } else {
+      this.pending.delete(record.id)
+      this.byOrigin.delete(record.origin)
     }
   }
 
@@ -311,7 +295,7 @@ export class Outbox {
    *  does no harm. */
   private async deliver(channel: Channel, record: OutboxRecord): Promise<{ messageId: string }> {
     const message = { text: record.text, buttons: record.buttons, plain: record.plain || undefined, ref: record.id }
-    const target = record.editOf ? (this.settledRecords.get(record.editOf) ?? this.pending.get(record.editOf) ?? (await this.store.outboxRecord(record.editOf))) : undefined
+    const target = record.editOf ? (this.pending.get(record.editOf) ?? (await this.store.outboxRecord(record.editOf))) : undefined
     if (target?.messageId) {
       await channel.edit(record.conversation, target.messageId, message)
       return { messageId: target.messageId }

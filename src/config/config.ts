@@ -1,5 +1,6 @@
 import { resolve } from "node:path"
 import { z } from "zod"
+import { allowHostsSchema, type AllowList } from "../web/address-policy.ts"
 
 export const PROVIDERS = ["openai", "anthropic", "openai-compatible"] as const
 export type Provider = (typeof PROVIDERS)[number]
@@ -36,6 +37,8 @@ export interface Config {
   timeouts: { planner: number; worker: number }
   maxSteps: { teller: number; planner: number; worker: number }
   context: { contextTokens: number; outputTokens: number }
+  /** The most a prompt may hold (CONTEXT_BUDGET_TOKENS): what every call costs, not the window. */
+  contextBudgetTokens: number
   maxRetries: number
   /** A reply longer than this many messages goes out as its first part plus the whole text as a file. */
   maxReplyMessages: number
@@ -57,12 +60,20 @@ export interface Config {
     apiUrl?: string
   }
   memoryScope: "user" | "shared"
+  /** Each user's file workspace: how much it may hold. */
+  workspace: { quotaBytes: number }
+  /** fetch_url: how much of a body it reads, and which non-public hosts it may reach. */
+  fetch: { maxBytes: number; allowHosts: AllowList }
   /** POST /hooks/<name> raises an event, when a token is set. */
-  hooks: { token?: string; port: number }
+  hooks: { token?: string; host: string; port: number }
   /** MCP servers: the JSON file that lists them, and how long one tool call may take. */
   mcp: { configFile?: string; toolTimeoutMs: number }
   /** The web_search tool's provider; the tool is offered only when one is set. */
   search?: SearchConfig
+  /** GET /healthz and /metrics; no port: off. */
+  admin: { host: string; port?: number }
+  /** How long SIGTERM/SIGINT lets work under way finish before it is stopped. */
+  shutdownGraceMs: number
 }
 
 export const SEARCH_PROVIDERS = ["searxng", "brave", "tavily"] as const
@@ -110,6 +121,23 @@ const modelSpec = z
 const ALLOWED_USERS_EXPECTED =
   "expected a comma-separated list of <channel>:<user-id>, e.g. telegram:1001,slack:U1001,console:local, or * for anyone"
 
+/** What a user id looks like in each channel Steward has: a mistyped id would never match
+ *  anyone, and the owner would be treated as a stranger without knowing why. */
+const USER_IDS: Record<string, { id: RegExp; expected: string }> = {
+  telegram: { id: /^\d+$/, expected: "a Telegram user id is a number, e.g. telegram:1001" },
+  slack: { id: /^[UW][A-Z0-9]+$/, expected: "a Slack user id starts with U or W, e.g. slack:U1001" },
+  console: { id: /^local$/, expected: "the console's one user is console:local" },
+}
+
+/** Why `entry` (`<channel>:<user-id>`) is not a user Steward could ever see, or undefined. */
+function badUser(entry: string): string | undefined {
+  const at = entry.indexOf(":")
+  if (at <= 0) return ALLOWED_USERS_EXPECTED
+  const rule = USER_IDS[entry.slice(0, at)]
+  if (!rule) return `the channel must be one of ${Object.keys(USER_IDS).join(", ")}`
+  return rule.id.test(entry.slice(at + 1)) ? undefined : rule.expected
+}
+
 const allowedUsers = z.string().transform((value, ctx): AllowedUsers => {
   const entries = value
     .split(",")
@@ -121,13 +149,14 @@ const allowedUsers = z.string().transform((value, ctx): AllowedUsers => {
   }
   const result: AllowedUsers = { anyone: false, users: new Set() }
   for (const entry of entries) {
-    if (entry === "*") result.anyone = true
-    else if (/^[a-z]+:.+$/.test(entry)) result.users.add(entry)
-    else {
+    const problem = entry === "*" ? undefined : badUser(entry)
+    if (problem) {
       // Name the offending entry: in a long list the whole value would hide it.
-      ctx.addIssue({ code: "custom", message: ALLOWED_USERS_EXPECTED, params: { got: `entry ${JSON.stringify(entry)}` } })
+      ctx.addIssue({ code: "custom", message: problem, params: { got: `entry ${JSON.stringify(entry)}` } })
       return z.NEVER
     }
+    if (entry === "*") result.anyone = true
+    else result.users.add(entry)
   }
   return result
 })
@@ -156,6 +185,7 @@ const schema = z.object({
   MAX_REPLY_MESSAGES: wholeNumber(1, 100).default(5),
   MODEL_CONTEXT_TOKENS: wholeNumber(1000).default(128_000),
   MODEL_OUTPUT_TOKENS: wholeNumber(256).default(32_000),
+  CONTEXT_BUDGET_TOKENS: wholeNumber(4000).default(32_000),
   MODEL_MAX_RETRIES: wholeNumber(0, 10).default(3),
   // Node's fetch gives up on its own after 300 s without headers or body data.
   MODEL_TIMEOUT: wholeNumber(1, 300).default(300),
@@ -172,6 +202,10 @@ const schema = z.object({
   SLACK_PORT: port().default(3000),
   SLACK_API_URL: httpUrl().optional(),
   MEMORY_SCOPE: z.enum(["user", "shared"], "expected user or shared").default("user"),
+  WORKSPACE_MAX_MB: wholeNumber(1, 1024 * 1024).default(500),
+  // 5 MiB holds any article; the cap keeps a worker from pulling a video or a data dump into memory.
+  FETCH_MAX_BYTES: wholeNumber(1024, 1024 ** 3).default(5 * 1024 * 1024),
+  FETCH_ALLOW_HOSTS: allowHostsSchema.default(() => ({ hosts: new Set<string>(), cidrs: [] })),
   HOOKS_TOKEN: z.string().min(16, "expected at least 16 characters (it guards an HTTP endpoint)").optional(),
   HOOKS_PORT: port().default(8790),
   MCP_CONFIG: z.string().optional(),
@@ -182,6 +216,14 @@ const schema = z.object({
   BRAVE_API_URL: httpUrl().default("https://api.search.brave.com/res/v1/web/search"),
   TAVILY_API_KEY: z.string().optional(),
   TAVILY_API_URL: httpUrl().default("https://api.tavily.com/search"),
+  // Loopback by default: taking hooks from other machines is the operator's explicit choice.
+  HOOKS_HOST: z.union([z.hostname(), z.ipv6()], "expected an address to listen on, e.g. 127.0.0.1, 0.0.0.0 or ::").default("127.0.0.1"),
+  ADMIN_HOST: z.string().default("127.0.0.1"),
+  // 0 lets the system pick a free port (tests); "off" disables the admin server.
+  ADMIN_PORT: z
+    .union([z.literal("off"), wholeNumber(0, 65535)], { error: 'expected a port from 0 to 65535, or "off"' })
+    .default(8791),
+  SHUTDOWN_GRACE: wholeNumber(0, 3600).default(10),
 })
 
 type Vars = z.output<typeof schema>
@@ -282,6 +324,7 @@ function toConfig(vars: Vars, models: Config["models"]): Config {
     timeouts: { planner: vars.PLANNER_TIMEOUT, worker: vars.WORKER_TIMEOUT },
     maxSteps: { teller: vars.TELLER_MAX_STEPS, planner: vars.PLANNER_MAX_STEPS, worker: vars.WORKER_MAX_STEPS },
     context: { contextTokens: vars.MODEL_CONTEXT_TOKENS, outputTokens: vars.MODEL_OUTPUT_TOKENS },
+    contextBudgetTokens: vars.CONTEXT_BUDGET_TOKENS,
     maxRetries: vars.MODEL_MAX_RETRIES,
     maxReplyMessages: vars.MAX_REPLY_MESSAGES,
     modelTimeoutMs: vars.MODEL_TIMEOUT * 1000,
@@ -301,9 +344,13 @@ function toConfig(vars: Vars, models: Config["models"]): Config {
       apiUrl: vars.SLACK_API_URL,
     },
     memoryScope: vars.MEMORY_SCOPE,
-    hooks: { token: vars.HOOKS_TOKEN, port: vars.HOOKS_PORT },
+    workspace: { quotaBytes: vars.WORKSPACE_MAX_MB * 1024 * 1024 },
+    fetch: { maxBytes: vars.FETCH_MAX_BYTES, allowHosts: vars.FETCH_ALLOW_HOSTS },
+    hooks: { token: vars.HOOKS_TOKEN, host: vars.HOOKS_HOST, port: vars.HOOKS_PORT },
     mcp: { configFile: vars.MCP_CONFIG === undefined ? undefined : resolve(vars.MCP_CONFIG), toolTimeoutMs: vars.MCP_TOOL_TIMEOUT * 1000 },
     search: searchConfig(vars),
+    admin: { host: vars.ADMIN_HOST, port: vars.ADMIN_PORT === "off" ? undefined : vars.ADMIN_PORT },
+    shutdownGraceMs: vars.SHUTDOWN_GRACE * 1000,
   }
 }
 
@@ -318,6 +365,11 @@ export function readEnvFile(path = ".env"): void {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return
     throw new ConfigError(path, `${path}: could not be read: ${error instanceof Error ? error.message : String(error)}`)
   }
+}
+
+/** Where the state lives, for commands that need nothing else of the configuration (the CLI). */
+export function dataDirOf(env: NodeJS.ProcessEnv = process.env): string {
+  return resolve(schema.shape.DATA_DIR.parse(env.DATA_DIR || undefined))
 }
 
 /** For entry points: `.env`, then the configuration; a mistake in either is reported in one

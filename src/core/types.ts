@@ -7,6 +7,16 @@
 /** The three agent roles of Steward. Each runs the same agent loop with its own prompt and tools. */
 export type Role = "teller" | "planner" | "worker"
 
+/** What the core reports as it happens, for metrics: each a counter's increment. */
+export interface WorkObserver {
+  /** A Teller turn ended: it answered, or failed and the user got the apology. */
+  turnEnded(outcome: "completed" | "failed"): void
+  /** A platform event delivered again, and ignored. */
+  duplicateIgnored(): void
+  /** A trigger firing reached this status (fired or skipped when due; ran, delivered or failed later). */
+  firingReached(status: "fired" | "ran" | "delivered" | "failed" | "skipped"): void
+}
+
 /** `<channel>:…`, e.g. `telegram:1001`, `slack:T1:D1:1700000000.000100`. */
 export type ConversationId = string
 

@@ -7,7 +7,8 @@ import { EVENT_NAME } from "../schedule/condition.ts"
 /**
  * `POST /hooks/<name>` with `Authorization: Bearer <HOOKS_TOKEN>` raises the event <name> for
  * conditional tasks and triggers. 202 once the event is recorded; 401 without the token; 400
- * for a bad name; 404 for anything else. The body is ignored: an event is only a name.
+ * for a bad name (a path that does not decode included); 404 for anything else. The body is
+ * ignored: an event is only a name.
  */
 export class HooksServer {
   private server?: Server
@@ -18,8 +19,9 @@ export class HooksServer {
     private readonly log: Logger,
   ) {}
 
-  /** Listens on every interface unless `host` is given: hooks come from other machines. */
-  async start(port: number, host?: string): Promise<number> {
+  /** Listens on `host` (HOOKS_HOST, 127.0.0.1 by default: a hook from another machine is an
+   *  explicit choice of the operator). */
+  async start(port: number, host: string): Promise<number> {
     const server = createServer((req, res) => {
       const answer = (status: number, body: object) => {
         res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body))
@@ -28,8 +30,8 @@ export class HooksServer {
       const match = /^\/hooks\/([^/?]+)\/?(?:\?.*)?$/.exec(req.url ?? "")
       if (req.method !== "POST" || !match) return answer(404, { error: "not found: use POST /hooks/<name>" })
       if (!this.authorized(req.headers.authorization)) return answer(401, { error: "missing or wrong bearer token" })
-      const name = decodeURIComponent(match[1]!)
-      if (!EVENT_NAME.test(name)) return answer(400, { error: "an event name is 1-64 letters, digits, _ . -" })
+      const name = decodedSegment(match[1]!)
+      if (name === undefined || !EVENT_NAME.test(name)) return answer(400, { error: "an event name is 1-64 letters, digits, _ . -" })
       this.raise(name).then(
         () => answer(202, { raised: name }),
         (error) => {
@@ -57,5 +59,15 @@ export class HooksServer {
     const given = Buffer.from(header?.replace(/^Bearer\s+/i, "") ?? "")
     const expected = Buffer.from(this.token)
     return given.length === expected.length && timingSafeEqual(given, expected)
+  }
+}
+
+/** A path segment with its percent-escapes decoded; undefined when they are malformed ("%", "%zz",
+ *  bytes that are not UTF-8), which decodeURIComponent reports by throwing. */
+function decodedSegment(segment: string): string | undefined {
+  try {
+    return decodeURIComponent(segment)
+  } catch {
+    return undefined
   }
 }

@@ -31,7 +31,9 @@ import { DAILY_FOLDER, isNoteName, listNotes, readNote, sameStamp, statNote, typ
 import { snippet } from "./snippet.ts"
 import { terms } from "./text.ts"
 
-const WORKER_ENTRY = new URL("./index-worker.mjs", import.meta.url)
+/** From the sources (tsx, vitest) the worker first registers tsx's loader (index-worker.mjs);
+ *  the build (dist/) ships it compiled beside the bundle as index-worker.js. */
+const WORKER_ENTRY = new URL(import.meta.url.endsWith(".ts") ? "./index-worker.mjs" : "./index-worker.js", import.meta.url)
 /** Longest run of main-thread tokenising (a large changed note) between yields. */
 const YIELD_AFTER_MS = 8
 

@@ -1,4 +1,4 @@
-import type { LanguageModel } from "ai"
+import { wrapLanguageModel, type LanguageModel, type LanguageModelMiddleware } from "ai"
 import { createAnthropic, type AnthropicProvider } from "@ai-sdk/anthropic"
 import { createOpenAI, type OpenAIProvider } from "@ai-sdk/openai"
 import { createOpenAICompatible, type OpenAICompatibleProvider } from "@ai-sdk/openai-compatible"
@@ -58,4 +58,36 @@ export function resolveModel(spec: ModelSpec, config: Config): LanguageModel {
       return providers.compatible.chatModel(spec.id)
     }
   }
+}
+
+/** Token counts of one model call; cachedInput is part of input. */
+export interface ModelUsage {
+  input?: number
+  cachedInput?: number
+  output?: number
+}
+
+/** Told of every model call (the admin server's metrics). */
+export interface ModelCallSink {
+  modelCall(role: string, outcome: "ok" | "error", usage?: ModelUsage): void
+}
+
+/** `model` with each call (Steward's agent loop calls generateText) and its tokens told to `sink` under `role`. */
+export function countedModel(model: LanguageModel, role: string, sink: ModelCallSink): LanguageModel {
+  if (typeof model === "string" || model.specificationVersion !== "v3") return model
+  const counting: LanguageModelMiddleware = {
+    specificationVersion: "v3",
+    async wrapGenerate({ doGenerate }) {
+      try {
+        const result = await doGenerate()
+        const { inputTokens, outputTokens } = result.usage
+        sink.modelCall(role, "ok", { input: inputTokens.total, cachedInput: inputTokens.cacheRead, output: outputTokens.total })
+        return result
+      } catch (error) {
+        sink.modelCall(role, "error")
+        throw error
+      }
+    },
+  }
+  return wrapLanguageModel({ model, middleware: counting })
 }

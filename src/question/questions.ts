@@ -24,6 +24,9 @@ export interface Asker {
   origin: string
 }
 
+/** Typed to a question: answer it with its default (or no answer). */
+export const SKIP = "/skip"
+
 /** setTimeout's longest delay; a later deadline is reached in steps. */
 const MAX_DELAY_MS = 2 ** 31 - 1
 
@@ -35,6 +38,8 @@ const MAX_DELAY_MS = 2 ** 31 - 1
  */
 export class Questions {
   private records = new Map<string, QuestionRecord>()
+  /** Questions whose options the user was reminded of: the next text that is no option is taken as is. */
+  private hinted = new Set<string>()
   private byOrigin = new Map<string, QuestionRecord>()
   private timers = new Map<string, NodeJS.Timeout>()
   /** Runs that wait in memory for a permission question. */
@@ -52,7 +57,7 @@ export class Questions {
   /** Loads the questions; those whose deadline passed while Steward was down expire now,
    *  exactly as their timer would have expired them. */
   async load(): Promise<void> {
-    for (const record of await this.store.questions()) this.track(record)
+    for (const record of await this.store.openQuestions()) this.track(record)
     for (const record of this.records.values()) if (record.status === "open") this.arm(record)
   }
 
@@ -75,7 +80,7 @@ export class Questions {
    * while the question is open. A new question replaces the conversation's open one.
    */
   async ask(asker: Asker, question: Question, purpose: QuestionRecord["purpose"]): Promise<Answer | undefined> {
-    const known = this.byOrigin.get(asker.origin)
+    const known = this.byOrigin.get(asker.origin) ?? (await this.store.questionByOrigin(asker.origin))
     if (known) return known.status === "open" ? undefined : { answer: known.answer ?? "", source: known.source ?? "timeout" }
     // One open ask_user question per conversation. A permission question may open beside it
     // (a task needs approval while the Teller waits); typed text goes to the newest.
@@ -144,8 +149,15 @@ export class Questions {
     const record = this.openIn(message.conversation)
     // Someone else writing in the thread is not answering: an ordinary message.
     if (!record || record.user !== message.user) return undefined
-    const answer = matchOption(record, message.text)
+    // The user is never trapped by a question: /skip takes its default (or no answer), and text
+    // that is no option is their own answer once they have been shown the options again.
+    if (message.text.trim().toLowerCase() === SKIP) {
+      await this.resolve(record, fallback(record), { typed: message.text })
+      return "answered"
+    }
+    const answer = matchOption(record, message.text) ?? (this.hinted.has(record.id) ? message.text.trim() : undefined)
     if (answer === undefined) {
+      this.hinted.add(record.id)
       const hint = `Please answer with one of: ${record.options!.map((option, i) => `${i + 1}. ${option}`).join(" · ")}`
       await this.outbox.add(message.conversation, hint, `hint:${message.eventId ?? newId()}`, { history: [{ id: newId(), conversation: message.conversation, role: "user", text: message.text }] })
       return "hint"
@@ -161,9 +173,16 @@ export class Questions {
     if (record) await this.close(record, "(no longer needed)")
   }
 
+  /** Only open questions are kept in memory; a closed one is read from the store when its
+   *  call is replayed (ask), and a press of its button finds nothing open (stale). */
   private track(record: QuestionRecord): void {
-    this.records.set(record.id, record)
-    this.byOrigin.set(record.origin, record)
+    if (record.status === "open") {
+      this.records.set(record.id, record)
+      this.byOrigin.set(record.origin, record)
+    } else {
+      this.records.delete(record.id)
+      this.byOrigin.delete(record.origin)
+    }
   }
 
   private arm(record: QuestionRecord): void {
@@ -185,6 +204,7 @@ export class Questions {
     const status = superseded ? "superseded" : answer.source === "user" ? "answered" : "expired"
     const note = superseded ? "(replaced by a newer question)" : outcomeText(answer)
     const closed: QuestionRecord = { ...record, status, ...answer, closedAt: new Date().toISOString() }
+    this.hinted.delete(record.id)
     const edit = this.outbox.prepare(record.conversation, { text: closedText(record.question, note) }, `question-closed:${record.id}`, record.messageId)
     // ask_user resumes the Teller; a permission question resumes the run waiting in memory
     // (or, after a restart, the task's next run finds the answer when it asks again).

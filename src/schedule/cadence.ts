@@ -1,4 +1,4 @@
-import cron, { type ScheduledTask } from "node-cron"
+import type { CronSchedule } from "./cron.ts"
 
 /** Where a trigger's due times fall. */
 export interface Cadence {
@@ -35,29 +35,10 @@ export function onceCadence(at: Date): Cadence {
   }
 }
 
-/**
- * The due times of a node-cron task, in its time zone. node-cron can only look forward from the
- * current time (getNextRuns), so the latest past due time is searched backwards with match(),
- * checking only the seconds the expression allows: bounded by the caller's window (a trigger's
- * maxLateness, at most a day), that is at most 1,440 checks for a 5-field expression.
- *
- * Across DST changes node-cron reads the expression in wall-clock time: "0 9 * * *" in
- * Europe/Berlin is 08:00Z in winter and 07:00Z in summer. A wall-clock time that does not exist
- * (02:30 on the last Sunday of March) does not fire that day at all; one that exists twice
- * (02:30 on the last Sunday of October) fires once, at the second (CET) occurrence.
- */
-export function cronCadence(task: ScheduledTask): Cadence {
-  const seconds = [...cron.parse(task.getPattern()).second].sort((a, b) => b - a)
+/** The due times of a cron expression (see parseCron for how it is read, DST included). */
+export function cronCadence(schedule: CronSchedule): Cadence {
   return {
-    nextAfterNow: () => task.getNextRuns(1)[0],
-    latest(from, to) {
-      for (let minute = Math.floor(to.getTime() / 60_000) * 60_000; minute > from.getTime() - 60_000; minute -= 60_000) {
-        for (const second of seconds) {
-          const at = new Date(minute + second * 1000)
-          if (at >= from && at <= to && task.match(at)) return at
-        }
-      }
-      return undefined
-    },
+    nextAfterNow: () => schedule.next(new Date()),
+    latest: (from, to) => schedule.latest(from, to),
   }
 }

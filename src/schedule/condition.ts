@@ -52,6 +52,13 @@ export function evaluateCondition(condition: ConditionShape, facts: ConditionFac
   }
 }
 
+/** The tasks a condition names. */
+export function taskIdsOf(condition: ConditionShape): string[] {
+  if (condition.kind === "task") return [condition.taskId]
+  if (condition.kind === "all" || condition.kind === "any") return condition.of.flatMap(taskIdsOf)
+  return []
+}
+
 /** Why a condition that evaluated to "never" cannot hold: its task parts that cannot. */
 export function whyNever(condition: ConditionShape, taskStatus: ConditionFacts["taskStatus"]): string {
   const reasons: string[] = []

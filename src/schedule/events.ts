@@ -1,24 +1,22 @@
-import { decodeTime, encodeTime } from "ulid"
-import type { Db } from "../store/db.ts"
-import { newId } from "../store/store.ts"
+import { decodeTime } from "ulid"
+import type { Store } from "../store/store.ts"
 import { EVENT_NAME } from "./condition.ts"
-import { raisedKey, type RaisedRecord } from "./records.ts"
+import type { RaisedRecord } from "./records.ts"
 
 /** Another process's clock (the CLI's) may run behind ours: its ids can sort just before the
  *  newest id already seen. The poll looks back this far and skips the ids it knows. */
 const CLOCK_SLACK_MS = 10_000
 
 /** Records an event; the CLI calls this on the same SQLite file from its own process. */
-export async function raiseEvent(db: Db, name: string): Promise<RaisedRecord> {
+export async function raiseEvent(store: Store, name: string): Promise<RaisedRecord> {
   if (!EVENT_NAME.test(name)) throw new Error(`bad event name "${name}": 1-64 letters, digits, _ . -`)
-  const record: RaisedRecord = { id: newId(), name, at: new Date().toISOString() }
-  await db.write([[raisedKey(record.id), record]])
-  return record
+  return store.raise(name)
 }
 
 /**
  * The events raised so far, as conditions ask about them: only the latest time of each name
- * matters (`raised at or after since`), so that is all that is kept in memory.
+ * matters (`raised at or after since`), so that is all that is kept in memory — and all that
+ * start-up reads (the store keeps the latest raising per name).
  */
 export class RaisedEvents {
   private latest = new Map<string, number>()
@@ -26,20 +24,21 @@ export class RaisedEvents {
   private recent = new Set<string>()
   private newest = 0
 
-  constructor(private readonly db: Db) {}
+  constructor(private readonly store: Store) {}
 
   async load(): Promise<void> {
-    for (const record of await this.db.scan<RaisedRecord>("raised/")) this.take(record)
+    for (const record of await this.store.raisedNames()) this.take(record)
+    // Raisings in the look-back window are known now; a poll must not count them as new.
+    for (const record of await this.store.raisedSince(Math.max(0, this.newest - CLOCK_SLACK_MS))) this.take(record)
   }
 
   async raise(name: string): Promise<void> {
-    this.take(await raiseEvent(this.db, name))
+    this.take(await raiseEvent(this.store, name))
   }
 
   /** Takes events other processes wrote since the last look; true when there were any. */
   async poll(): Promise<boolean> {
-    const from = encodeTime(Math.max(0, this.newest - CLOCK_SLACK_MS))
-    const fresh = (await this.db.scan<RaisedRecord>("raised/", { from })).filter((record) => !this.recent.has(record.id))
+    const fresh = (await this.store.raisedSince(Math.max(0, this.newest - CLOCK_SLACK_MS))).filter((record) => !this.recent.has(record.id))
     for (const record of fresh) this.take(record)
     return fresh.length > 0
   }

@@ -1,20 +1,20 @@
-import cron from "node-cron"
 import { z } from "zod"
 import { Condition } from "./condition.ts"
+import { isTimeZone, parseCron } from "./cron.ts"
 
 /** A run later than this is not worth doing any more; it also bounds the catch-up search. */
 const MAX_LATENESS_S = 86_400
 
-/** Validated with node-cron itself, so what passes here is what the engine runs. At most one
- *  run a minute, like interval's minimum: a seconds field may name one second only. */
+/** Read by parseCron, as the engine reads it (a misread or unknown expression is refused with
+ *  the reason). At most one run a minute, like interval's minimum: a seconds field may name one
+ *  second only. */
 const CronExpression = z
   .string()
   .trim()
   .superRefine((expression, ctx) => {
-    if (!cron.validate(expression)) {
-      const problems = cron.validateDetailed(expression).errors.map((error) => error.message)
-      ctx.addIssue({ code: "custom", message: `not a valid cron expression: ${problems.join("; ") || expression}` })
-    } else if (cron.parse(expression).second.length > 1) {
+    const read = parseCron(expression)
+    if ("error" in read) ctx.addIssue({ code: "custom", message: read.error })
+    else if (read.schedule.seconds !== undefined && !/^\d+$/.test(read.schedule.seconds)) {
       ctx.addIssue({ code: "custom", message: "runs more than once a minute: give the seconds field one value" })
     }
   })
@@ -31,7 +31,7 @@ export const ScheduleRequest = z
     prompt: z.string().trim().min(1).describe("What the Worker does at each run, complete and self-contained"),
     type: z.enum(["recurring", "scheduled", "conditional"]),
     interval: z.number().int().min(60).optional().describe("recurring: seconds between runs, at least 60"),
-    cron: CronExpression.optional().describe('recurring, instead of interval: a 5- or 6-field cron expression, e.g. "0 9 * * 1-5"'),
+    cron: CronExpression.optional().describe('recurring, instead of interval: a 5- or 6-field cron expression read as crontab reads it (L, W, # and @daily-style nicknames allowed), e.g. "0 9 * * 1-5"'),
     timezone: TimeZone.optional().describe('With cron: the IANA time zone it is read in, e.g. "Europe/Berlin" (default: the server\'s)'),
     runAt: z.iso.datetime({ offset: true }).optional().describe("scheduled: when to run, ISO 8601 with offset, in the future and at most a year ahead"),
     condition: Condition.optional().describe("conditional: runs each time this becomes true"),
@@ -72,13 +72,4 @@ export function runAtProblem(runAt: string, now = new Date()): string | undefine
   yearAhead.setUTCFullYear(yearAhead.getUTCFullYear() + 1)
   if (at > yearAhead.getTime()) return `runAt ${runAt} is more than a year ahead`
   return undefined
-}
-
-function isTimeZone(name: string): boolean {
-  try {
-    new Intl.DateTimeFormat("en-US", { timeZone: name })
-    return true
-  } catch {
-    return false
-  }
 }

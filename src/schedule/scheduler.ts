@@ -1,12 +1,10 @@
-import cron, { type ScheduledTask } from "node-cron"
 import type { Logger } from "pino"
-import type { Db } from "../store/db.ts"
 import { TERMINAL, type Condition, type FiringRecord, type TaskStatus, type TriggerRecord } from "../core/types.ts"
-import { newId } from "../store/store.ts"
+import { newId, type Store } from "../store/store.ts"
 import { cronCadence, intervalCadence, onceCadence, type Cadence } from "./cadence.ts"
-import { evaluateCondition, type ConditionFacts } from "./condition.ts"
+import { parseCron, type CronSchedule } from "./cron.ts"
+import { evaluateCondition, taskIdsOf, type ConditionFacts } from "./condition.ts"
 import { RaisedEvents } from "./events.ts"
-import { firingKey, triggerKey } from "./records.ts"
 import { runAtProblem, ScheduleRequest } from "./request.ts"
 import { ToolError } from "../tool/tool.ts"
 import { timerAt } from "./timer.ts"
@@ -26,9 +24,11 @@ export interface SchedulerHost {
 }
 
 export interface SchedulerDeps {
-  db: Db
+  store: Store
   host: SchedulerHost
   log: Logger
+  /** A firing reached a new status (the metrics). */
+  onFiring?: (status: FiringRecord["status"]) => void
   /** How often to look for events raised by another process (the CLI). Default 1000 ms. */
   pollMs?: number
 }
@@ -58,36 +58,43 @@ const DEFAULT_MAX_LATENESS_S = 3600
 /**
  * The schedule engine: recurring, scheduled and conditional triggers, and condition waits.
  *
- * Who makes a trigger due: node-cron drives cron triggers (it knows time zones and DST); interval
- * and one-shot triggers wait for their persisted due time with a timer (see intervalCadence for
- * why an interval is not turned into a cron expression); conditional triggers are watched by
+ * Who makes a trigger due: recurring and one-shot triggers wait for their persisted due time with
+ * a timer, computed by their cadence (cron.ts reads a cron expression, time zones and DST
+ * included; see intervalCadence for why an interval is not turned into a cron expression);
+ * conditional triggers are watched by
  * ConditionWatch. Every change is written before it is acted on — the firing before its run is
  * started, the next due time with the firing — and all of them run one at a time through one
  * chain, so a timer, a task's end and a cancel never interleave on a trigger.
  */
 export class Scheduler {
-  private readonly db: Db
+  private readonly store: Store
   private readonly host: SchedulerHost
   private readonly log: Logger
   private readonly pollMs: number
   private triggers = new Map<string, TriggerRecord>()
   private byOrigin = new Map<string, string>()
+  /** Statuses of ended tasks the host no longer holds in memory that a condition names: read
+   *  from the store when the condition is first watched. */
+  private endedTasks = new Map<string, TaskStatus>()
+  /** Waits whose tasks are being looked up; unwait before the lookup ends drops the wait. */
+  private pendingWaits = new Map<string, object>()
   private cadences = new Map<string, Cadence>()
-  private crons = new Map<string, ScheduledTask>()
-  /** Cancels what a trigger waits on: its timer, cooldown or node-cron task. */
+  /** Cancels what a trigger waits on: its timer or cooldown. */
   private stops = new Map<string, () => void>()
   private events: RaisedEvents
   private watch: ConditionWatch
   private chain: Promise<unknown> = Promise.resolve()
   private stopPolling?: () => void
   private stopped = false
+  private readonly onFiring: SchedulerDeps["onFiring"]
 
   constructor(deps: SchedulerDeps) {
-    this.db = deps.db
+    this.store = deps.store
     this.host = deps.host
     this.log = deps.log
     this.pollMs = deps.pollMs ?? 1000
-    this.events = new RaisedEvents(deps.db)
+    this.onFiring = deps.onFiring
+    this.events = new RaisedEvents(deps.store)
     this.watch = new ConditionWatch(() => this.facts())
   }
 
@@ -96,12 +103,15 @@ export class Scheduler {
   /** Loads the triggers and re-arms them. Call it once the host knows its tasks (taskStatus). */
   async start(): Promise<void> {
     await this.events.load()
-    for (const trigger of await this.db.scan<TriggerRecord>("trigger/")) this.track(trigger)
+    for (const trigger of await this.store.liveTriggers()) {
+      this.track(trigger)
+      if (trigger.condition) await this.learn(trigger.condition)
+    }
     await this.serial(async () => {
       for (const trigger of [...this.triggers.values()]) await this.resumeRun(trigger)
       for (const trigger of [...this.triggers.values()]) {
         if (trigger.status !== "active") continue
-        // One trigger that cannot be re-armed (say, a cron expression a newer node-cron rejects)
+        // One trigger that cannot be re-armed (say, a cron expression a newer reading rejects)
         // must not keep the others from starting.
         await this.resume(trigger).catch((error) => this.end(this.triggers.get(trigger.id)!, `it could not be re-armed: ${errorText(error)}`))
       }
@@ -112,7 +122,7 @@ export class Scheduler {
   async stop(): Promise<void> {
     this.stopped = true
     this.stopPolling?.()
-    for (const id of [...this.stops.keys(), ...this.crons.keys()]) this.disarm(id)
+    for (const id of [...this.stops.keys()]) this.disarm(id)
     this.watch.stop()
     await this.settled()
   }
@@ -132,7 +142,7 @@ export class Scheduler {
   async create(request: ScheduleRequest, where: TriggerOrigin): Promise<{ taskId: string }> {
     const valid = ScheduleRequest.parse(request)
     return this.serial(async () => {
-      const known = this.byOrigin.get(where.origin)
+      const known = this.byOrigin.get(where.origin) ?? (await this.store.triggerByOrigin(where.origin))?.id
       if (known) return { taskId: known }
       const late = valid.runAt === undefined ? undefined : runAtProblem(valid.runAt)
       if (late) throw new ToolError(late)
@@ -160,6 +170,7 @@ export class Scheduler {
       }
       try {
         if (trigger.kind !== "conditional") trigger.nextRunAt = this.cadenceOf(trigger).nextAfterNow()?.toISOString()
+        else await this.learn(trigger.condition!)
         await this.save(trigger)
       } catch (error) {
         this.disarm(trigger.id)
@@ -200,8 +211,13 @@ export class Scheduler {
   }
 
   /** The conversation that created a trigger: where its problems are told. */
-  owner(id: string): string | undefined {
-    return this.triggers.get(id)?.conversation
+  async owner(id: string): Promise<string | undefined> {
+    return (this.triggers.get(id) ?? (await this.store.trigger(id)))?.conversation
+  }
+
+  /** A task's status as conditions see it: the host's, or an ended task's from the store. */
+  taskStatus(taskId: string): TaskStatus | undefined {
+    return this.host.taskStatus(taskId) ?? this.endedTasks.get(taskId)
   }
 
   // ── what the host reports ───────────────────────────────────────────────────
@@ -242,10 +258,23 @@ export class Scheduler {
    *  persists and waits for again after a restart — after start(), which loads the events).
    *  `onResult` is called once, maybe before wait returns; `id` replaces an earlier wait. */
   wait(id: string, condition: Condition, since: string, onResult: (result: "holds" | "never") => void): void {
-    this.watch.add(`wait:${id}`, { condition, since, onResult })
+    const key = `wait:${id}`
+    const watch = () => this.watch.add(key, { condition, since, onResult })
+    if (taskIdsOf(condition).every((taskId) => this.taskStatus(taskId) !== undefined)) return watch()
+    // A task the host does not hold may have ended long ago: its status is read first.
+    const token = {}
+    this.pendingWaits.set(key, token)
+    this.learn(condition)
+      .catch((error) => this.log.error({ err: error, wait: id }, "could not read the tasks a condition names"))
+      .finally(() => {
+        if (this.pendingWaits.get(key) !== token) return
+        this.pendingWaits.delete(key)
+        watch()
+      })
   }
 
   unwait(id: string): void {
+    this.pendingWaits.delete(`wait:${id}`)
     this.watch.remove(`wait:${id}`)
   }
 
@@ -255,7 +284,7 @@ export class Scheduler {
    *  `afterDowntime`: found at start-up, so it was missed however recent it is. */
   private async due(id: string, slot: Date, afterDowntime: boolean): Promise<void> {
     const trigger = this.triggers.get(id)
-    // A slot before nextRunAt was handled already (node-cron reporting it late, a replay).
+    // A slot before nextRunAt was handled already (a replay).
     if (!trigger || trigger.status !== "active" || !trigger.nextRunAt || slot.getTime() < Date.parse(trigger.nextRunAt)) return
     const late = Date.now() - slot.getTime()
     const outcome: FiringRecord["outcome"] =
@@ -306,6 +335,7 @@ export class Scheduler {
     const update: TriggerRecord = { ...trigger, lastFiringId: firing.id, lastOutcome: firing.outcome }
     if (runs) Object.assign(update, { lastFiredAt: firing.at, runningFiringId: firing.id, runningTaskId: undefined })
     await this.save(update, firing)
+    this.onFiring?.(firing.status)
     this.log.info({ trigger: trigger.id, firing: firing.id, outcome: firing.outcome, scheduledFor: firing.scheduledFor }, "trigger due")
     if (runs) await this.startRun(update, firing)
     return firing
@@ -331,11 +361,12 @@ export class Scheduler {
    * another one; `lost` — no report will come, so the owner is told; `told` — the caller did.
    */
   private async runEnded(trigger: TriggerRecord, status: TaskStatus, error?: string, failure: "reported" | "lost" | "told" = "reported"): Promise<void> {
-    const firing = await this.db.get<FiringRecord>(firingKey(trigger.runningFiringId!))
+    const firing = await this.store.firing(trigger.runningFiringId!)
     const ok = status === "completed"
     const reason = error ?? `the run ended ${status}`
     const ended: FiringRecord | undefined = firing && { ...firing, status: ok ? "ran" : "failed", error: ok ? undefined : reason }
     await this.save({ ...trigger, runningFiringId: undefined, runningTaskId: undefined, lastOutcome: ended?.status ?? trigger.lastOutcome }, ended)
+    if (ended) this.onFiring?.(ended.status)
     if (ok || failure === "told") return
     const elsewhere = trigger.target !== undefined && trigger.target !== trigger.conversation
     if (failure === "reported" && !elsewhere) return
@@ -345,11 +376,12 @@ export class Scheduler {
 
   private updateFiring(firingId: string, change: (firing: FiringRecord) => FiringRecord): Promise<void> {
     return this.serial(async () => {
-      const firing = await this.db.get<FiringRecord>(firingKey(firingId))
+      const firing = await this.store.firing(firingId)
       if (!firing) return void this.log.warn({ firing: firingId }, "report of an unknown firing")
       const update = change(firing)
-      const trigger = this.triggers.get(firing.triggerId)
+      const trigger = this.triggers.get(firing.triggerId) ?? (await this.store.trigger(firing.triggerId))
       await this.save(trigger && { ...trigger, lastOutcome: update.status }, update)
+      if (update.status !== firing.status) this.onFiring?.(update.status)
     })
   }
 
@@ -370,7 +402,7 @@ export class Scheduler {
   private async resumeRun(trigger: TriggerRecord): Promise<void> {
     if (!trigger.runningFiringId) return
     if (!trigger.runningTaskId) {
-      const firing = await this.db.get<FiringRecord>(firingKey(trigger.runningFiringId))
+      const firing = await this.store.firing(trigger.runningFiringId)
       if (firing) return this.startRun(trigger, firing)
       return this.runEnded(trigger, "failed", "its firing record was lost", "lost")
     }
@@ -404,11 +436,7 @@ export class Scheduler {
       else listen()
       return
     }
-    this.cadenceOf(trigger)
-    const task = this.crons.get(trigger.id)
-    // node-cron keeps a cron trigger due from here on; the others wait for their nextRunAt.
-    if (task) void task.start()
-    else this.stops.set(trigger.id, timerAt(new Date(trigger.nextRunAt!), () => this.background(() => this.timerDue(trigger.id))))
+    this.stops.set(trigger.id, timerAt(new Date(trigger.nextRunAt!), () => this.background(() => this.timerDue(trigger.id))))
   }
 
   private async timerDue(id: string): Promise<void> {
@@ -436,8 +464,6 @@ export class Scheduler {
   private disarm(id: string): void {
     this.stops.get(id)?.()
     this.stops.delete(id)
-    void this.crons.get(id)?.destroy()
-    this.crons.delete(id)
     this.cadences.delete(id)
     this.watch.remove(`trigger:${id}`)
   }
@@ -445,33 +471,12 @@ export class Scheduler {
   private cadenceOf(trigger: TriggerRecord): Cadence {
     let cadence = this.cadences.get(trigger.id)
     if (!cadence) {
-      if (trigger.cron) cadence = cronCadence(this.cronTask(trigger))
+      if (trigger.cron) cadence = cronCadence(cronScheduleOf(trigger))
       else if (trigger.interval) cadence = intervalCadence(new Date(trigger.createdAt), trigger.interval)
       else cadence = onceCadence(new Date(trigger.runAt!))
       this.cadences.set(trigger.id, cadence)
     }
     return cadence
-  }
-
-  /** Created stopped: it answers due-time questions at start-up before it is started. */
-  private cronTask(trigger: TriggerRecord): ScheduledTask {
-    const task = cron.createTask(trigger.cron!, (context) => this.background(() => this.due(trigger.id, context.date, false)), {
-      name: `trigger:${trigger.id}`,
-      timezone: trigger.timezone,
-      // node-cron hands over a late due time (a sleeping machine) up to this late; due() decides
-      // whether it still runs. Later ones it drops, and due() finds them missed at the next one.
-      missedExecutionTolerance: Math.max(ON_TIME_MS, trigger.maxLateness * 1000),
-      suppressMissedWarning: true,
-      // node-cron logs to the console by default; stdout belongs to the console chat.
-      logger: {
-        info: (message) => this.log.info({ trigger: trigger.id }, message),
-        warn: (message) => this.log.warn({ trigger: trigger.id }, message),
-        error: (message, err) => this.log.error({ trigger: trigger.id, err: err ?? message }, String(message)),
-        debug: (message) => this.log.debug({ trigger: trigger.id }, String(message)),
-      },
-    })
-    this.crons.set(trigger.id, task)
-    return task
   }
 
   private startPolling(): void {
@@ -490,18 +495,24 @@ export class Scheduler {
 
   private facts(): ConditionFacts {
     return {
-      taskStatus: (taskId) => this.host.taskStatus(taskId),
+      taskStatus: (taskId) => this.taskStatus(taskId),
       now: new Date(),
       raisedSince: (name, since) => this.events.raisedSince(name, since),
     }
   }
 
   private async save(trigger?: TriggerRecord, firing?: FiringRecord): Promise<void> {
-    const entries: Array<[string, unknown]> = []
-    if (trigger) entries.push([triggerKey(trigger.id), trigger])
-    if (firing) entries.push([firingKey(firing.id), firing])
-    await this.db.write(entries)
+    await this.store.save({ triggers: trigger ? [trigger] : [], firings: firing ? [firing] : [] })
     if (trigger) this.track(trigger)
+  }
+
+  /** Reads the status of each ended task a condition names that the host does not hold. */
+  private async learn(condition: Condition): Promise<void> {
+    for (const taskId of taskIdsOf(condition)) {
+      if (this.taskStatus(taskId) !== undefined) continue
+      const task = await this.store.task(taskId)
+      if (task && TERMINAL.has(task.status)) this.endedTasks.set(taskId, task.status)
+    }
   }
 
   private track(trigger: TriggerRecord): void {
@@ -515,7 +526,7 @@ export class Scheduler {
     return next
   }
 
-  /** Work a timer or node-cron started: nobody awaits it, so its failure is logged. */
+  /** Work a timer started: nobody awaits it, so its failure is logged. */
   private background(op: () => Promise<void>): void {
     this.serial(() => (this.stopped ? Promise.resolve() : op())).catch((error) => this.log.error({ err: error }, "scheduler work failed"))
   }
@@ -523,4 +534,11 @@ export class Scheduler {
 
 function errorText(error: unknown): string {
   return error instanceof Error ? error.message : String(error)
+}
+
+/** A stored trigger's cron expression, read again (it was checked when the trigger was made). */
+function cronScheduleOf(trigger: TriggerRecord): CronSchedule {
+  const read = parseCron(trigger.cron!, trigger.timezone)
+  if ("error" in read) throw new Error(read.error)
+  return read.schedule
 }

@@ -1,5 +1,11 @@
 import type { ModelMessage } from "ai"
-import type { Button, Role } from "../core/types.ts"
+import type { Button, Role, TaskRecord } from "../core/types.ts"
+
+/** A task nobody committed starts a batch of its own: a Planner task, a task a command or a
+ *  trigger started; and a conditional task, which reports on its own when it ends. */
+export function isBatchHead(task: TaskRecord): boolean {
+  return !task.parentTaskId || task.type === "conditional"
+}
 
 export interface SessionRecord {
   id: string

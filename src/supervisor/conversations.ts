@@ -2,7 +2,7 @@ import type { Logger } from "pino"
 import type { Agent } from "../agent/agents.ts"
 import { type LoopInput, type LoopOutcome } from "../agent/loop.ts"
 import type { Outbox } from "../channel/outbox.ts"
-import type { ConversationId, UserId } from "../core/types.ts"
+import type { ConversationId, UserId, WorkObserver } from "../core/types.ts"
 import type { Questions } from "../question/questions.ts"
 import type { InboxEvent, MessageRecord, SessionRecord } from "../store/records.ts"
 import { newId, type Store } from "../store/store.ts"
@@ -15,6 +15,7 @@ const MAX_TURN_ATTEMPTS = 3
 
 export interface ConversationsDeps {
   store: Store
+  observer?: WorkObserver
   outbox: Outbox
   questions: Questions
   sessions: Sessions
@@ -241,7 +242,7 @@ export class Conversations implements ReplyCapability {
     // a scheduled run, the results themselves go out.
     for (const event of consumed) {
       if (event.kind !== "task_results") continue
-      const relayed = event.firingId ? this.deps.outbox.hasFiring(event.firingId) : answered || (!failed && !silent)
+      const relayed = event.firingId ? await this.deps.outbox.hasFiring(event.firingId) : answered || (!failed && !silent)
       if (!relayed) await this.relayResults(event)
     }
     // A message the silent turn did not answer gets a short word on what went wrong.
@@ -250,6 +251,7 @@ export class Conversations implements ReplyCapability {
       await this.deps.outbox.add(conversation.id, `Sorry — I could not come up with an answer to that: ${whatWentWrong(session.records.slice(turnStart))}. Please try again or rephrase.`, `silent:${unanswered.id}`)
     }
     await this.done(consumed)
+    this.deps.observer?.turnEnded(failed ? "failed" : "completed")
   }
 
   /** The events handled: off the log, and off the inbox. */

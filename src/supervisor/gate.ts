@@ -2,7 +2,7 @@ import type { Logger } from "pino"
 import type { Access } from "../access/access.ts"
 import type { Outbox } from "../channel/outbox.ts"
 import { BUILT_IN, parseCommand, type FileCommand, type Parsed } from "../command/commands.ts"
-import type { CommandInfo, ConversationId, InboundMessage, InboundOutcome, UserId } from "../core/types.ts"
+import type { CommandInfo, ConversationId, InboundMessage, InboundOutcome, UserId, WorkObserver } from "../core/types.ts"
 import type { Questions } from "../question/questions.ts"
 import type { Scheduler } from "../schedule/scheduler.ts"
 import { newId, type Store } from "../store/store.ts"
@@ -11,6 +11,7 @@ import type { TaskBoard } from "./task-board.ts"
 
 export interface InboundGateDeps {
   store: Store
+  observer?: WorkObserver
   access: Access
   questions: Questions
   conversations: Conversations
@@ -57,6 +58,7 @@ export class InboundGate {
     if (eventId !== undefined) {
       if (this.taking.has(eventId) || (await store.seen(eventId))) {
         log.info({ eventId }, "platform event delivered again; ignored")
+        this.deps.observer?.duplicateIgnored()
         return false
       }
       this.taking.add(eventId)

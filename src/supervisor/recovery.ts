@@ -42,10 +42,11 @@ export async function recover(parts: Recoverable): Promise<void> {
   parts.conversations.resume()
 }
 
-/** Every task on record, those interrupted by the stop rewritten (on disk first) as queued again
+/** Every live task on record, those interrupted by the stop rewritten (on disk first) as queued again
  *  or failed. */
 async function requeueInterrupted(store: Store, log: Logger): Promise<TaskRecord[]> {
-  const tasks = await store.tasks()
+  // Only live work and the batches it belongs to; ended tasks stay in the store.
+  const tasks = await store.liveTasks()
   for (const [index, task] of tasks.entries()) {
     if (task.status !== "running") continue
     const failed = task.attempts >= MAX_TASK_ATTEMPTS

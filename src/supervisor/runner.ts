@@ -7,6 +7,7 @@ import { disabled, type Ruleset } from "../permission/permission.ts"
 import { withheldTools } from "../permission/roles.ts"
 import type { Capabilities } from "../tool/capabilities.ts"
 import type { ToolDefinition } from "../tool/tool.ts"
+import type { UsageSample } from "../usage/usage.ts"
 import type { Session } from "./sessions.ts"
 
 export interface AgentRunnerDeps {
@@ -20,6 +21,8 @@ export interface AgentRunnerDeps {
   capabilities: Capabilities
   /** Compaction must not make anything said before it unsearchable. */
   recordCompaction: (user: UserId, summary: string) => Promise<void>
+  /** Every model call's tokens, for the usage record. */
+  onUsage?: (sample: UsageSample) => void
 }
 
 /** One run of an agent over a session. */
@@ -46,7 +49,10 @@ export class AgentRunner {
     const { config, rules } = this.deps
     return runLoop({
       model: this.deps.model(agent),
-      system: `${agent.prompt}\n\n${environment(new Date(), where)}`,
+      system: agent.prompt,
+      environment: () => environment(new Date(), where),
+      budgetTokens: config.contextBudgetTokens,
+      onUsage: this.deps.onUsage,
       compactionSystem: this.deps.agents.compaction.prompt,
       tools: this.toolsOf(agent),
       rules: rules[role],

@@ -47,7 +47,7 @@ export class Schedules implements ScheduleCapability {
       if (record.status === "delivered") return await scheduler.delivered(record.firingId, record.messageId!)
       await scheduler.deliveryFailed(record.firingId, record.error ?? "not delivered")
       const triggerId = record.firingId.split("/")[0]!
-      const owner = scheduler.owner(triggerId)
+      const owner = await scheduler.owner(triggerId)
       if (owner && owner !== record.conversation) {
         await outbox.add(owner, `A scheduled report could not be delivered to ${record.conversation}: ${record.error ?? "unknown error"}`, `undelivered:${record.id}`)
       }

@@ -6,7 +6,7 @@ import { channelOf, type Channel } from "../channel/channel.ts"
 import { Outbox } from "../channel/outbox.ts"
 import { loadCommands } from "../command/commands.ts"
 import type { Config } from "../config/config.ts"
-import type { ConversationId, Role, UserId } from "../core/types.ts"
+import type { ConversationId, Role, UserId, WorkObserver } from "../core/types.ts"
 import type { Ruleset } from "../permission/permission.ts"
 import { Asking } from "../question/asking.ts"
 import { Questions } from "../question/questions.ts"
@@ -21,6 +21,7 @@ import { AgentRunner } from "./runner.ts"
 import { Schedules } from "./schedules.ts"
 import { Sessions } from "./sessions.ts"
 import { TaskBoard } from "./task-board.ts"
+import type { UsageSample } from "../usage/usage.ts"
 
 export interface SupervisorDeps {
   config: Config
@@ -37,6 +38,10 @@ export interface SupervisorDeps {
   log: Logger
   /** prompts/commands: commands defined as files. */
   commandsDir?: string
+  /** Every model call's tokens (input, cached input, output) with its role, conversation and task. */
+  onUsage?: (sample: UsageSample) => void
+  /** Turns, duplicate events and trigger firings as they happen (the metrics). */
+  observer?: WorkObserver
 }
 
 /**
@@ -71,12 +76,14 @@ export class Supervisor {
     this.questions = new Questions(store, this.outbox, log, (event) => this.conversations.enqueue(event))
     this.access = new Access(config.allowedUsers, store, this.outbox, log)
     this.scheduler = new Scheduler({
-      db: store.db,
+      store,
       host: { startRun: (trigger, firing) => this.tasks.startRun(trigger, firing), taskStatus: (id) => this.tasks.taskStatus(id), notify: (trigger, text) => this.schedules.notify(trigger, text) },
       log: log.child({ module: "scheduler" }),
+      onFiring: deps.observer && ((status) => deps.observer!.firingReached(status)),
     })
     this.conversations = new Conversations({
       store,
+      observer: deps.observer,
       outbox: this.outbox,
       questions: this.questions,
       sessions,
@@ -105,6 +112,7 @@ export class Supervisor {
       model: deps.model,
       tools: deps.tools,
       rules: deps.rules,
+      onUsage: deps.onUsage,
       capabilities: {
         tasks: this.tasks,
         questions: new Asking(this.questions),
@@ -120,6 +128,7 @@ export class Supervisor {
     const fileCommands = deps.commandsDir ? loadCommands(deps.commandsDir, new Set(["teller", "planner", ...workerTypes])) : []
     this.gate = new InboundGate({
       store,
+      observer: deps.observer,
       access: this.access,
       questions: this.questions,
       conversations: this.conversations,

@@ -6,14 +6,15 @@ import { TERMINAL, type Condition, type ConversationId, type FiringRecord, type 
 import { delegateTarget, refusal } from "../permission/roles.ts"
 import { whyNever } from "../schedule/condition.ts"
 import type { Scheduler } from "../schedule/scheduler.ts"
-import type { InboxEvent } from "../store/records.ts"
+import { isBatchHead, type InboxEvent } from "../store/records.ts"
 import { newId, type Store, type StoredRecords } from "../store/store.ts"
+import { DEFAULT_PAGE, MAX_PAGE } from "../tool/list-tasks.ts"
 import type { Caller, DelegateRequest, ListTasksFilter, TaskCapability, TaskSummary } from "../tool/capabilities.ts"
 import { ToolError } from "../tool/tool.ts"
 import { TaskQueue } from "./queue.ts"
 import { reportText } from "./report.ts"
 import type { Session, Sessions } from "./sessions.ts"
-import { isBatchHead, newTask, sessionOf } from "./task-records.ts"
+import { newTask, sessionOf } from "./task-records.ts"
 
 export interface TaskBoardDeps {
   config: Config
@@ -87,6 +88,11 @@ export class TaskBoard implements TaskCapability {
     return this.running.size > 0 || this.workerQueue.size > 0 || this.plannerQueue.size > 0
   }
 
+  /** Tasks waiting for a slot, by role (conditional tasks join their queue once they hold). */
+  queueDepth(): Record<"planner" | "worker", number> {
+    return { planner: this.plannerQueue.size, worker: this.workerQueue.size }
+  }
+
   /** Conversations with a task running now. */
   runningIn(): Set<ConversationId> {
     const conversations = new Set<ConversationId>()
@@ -110,7 +116,8 @@ export class TaskBoard implements TaskCapability {
 
   async delegate(caller: Caller, request: DelegateRequest): Promise<{ taskId: string }> {
     const origin = `${caller.sessionId}:${caller.callId}`
-    const known = this.byOrigin.get(origin) ?? this.tasks.get(caller.taskId ?? "")?.staged?.find((t) => t.origin === origin)?.id
+    const known =
+      this.byOrigin.get(origin) ?? this.tasks.get(caller.taskId ?? "")?.staged?.find((t) => t.origin === origin)?.id ?? (await this.deps.store.taskByOrigin(origin))?.id
     if (known) return { taskId: known }
     // Whatever rules a permissions file adds, the role table decides who may delegate to whom.
     const role = delegateTarget(caller.role)
@@ -147,6 +154,10 @@ export class TaskBoard implements TaskCapability {
   }
 
   async listTasks(caller: Caller, filter: ListTasksFilter): Promise<TaskSummary[]> {
+    if (filter.scope === "finished") {
+      const ended = await this.deps.store.finishedTasks(caller.conversation, { limit: Math.min(filter.limit ?? DEFAULT_PAGE, MAX_PAGE), before: filter.before })
+      return ended.map((task) => ({ id: task.id, type: task.role === "planner" ? "planner" : task.type, prompt: task.prompt.slice(0, 100), priority: task.priority, status: task.status, createdAt: task.createdAt, endedAt: task.endedAt }))
+    }
     const statuses: TaskStatus[] = filter.scope === "queue" ? ["queued"] : filter.scope === "running" ? ["running"] : filter.scope === "all" ? ["queued", "running"] : []
     const tasks: TaskSummary[] = [...this.tasks.values()]
       .filter((task) => task.conversation === caller.conversation && statuses.includes(task.status) && (!filter.role || task.role === filter.role))
@@ -196,7 +207,7 @@ export class TaskBoard implements TaskCapability {
    *  that conversation's Teller. Idempotent by firing, as the Scheduler requires. */
   async startRun(trigger: TriggerRecord, firing: FiringRecord): Promise<string> {
     const origin = `firing:${firing.id}`
-    const known = this.byOrigin.get(origin)
+    const known = this.byOrigin.get(origin) ?? (await this.deps.store.taskByOrigin(origin))?.id
     if (known) return known
     const conversation = trigger.target ?? trigger.conversation
     const sessionId = await this.deps.tellerSessionId(conversation, trigger.user)
@@ -248,7 +259,7 @@ export class TaskBoard implements TaskCapability {
         this.workerQueue.push(current.id, current.priority)
         this.dispatch()
       } else {
-        const why = whyNever(task.condition as Condition, (id) => this.taskStatus(id))
+        const why = whyNever(task.condition as Condition, (id) => this.deps.scheduler.taskStatus(id))
         this.finish(current, { status: "cancelled", error: `its condition can never hold: ${why}` }).catch((error) => this.deps.log.error({ err: error, task: task.id }, "could not cancel a conditional task"))
       }
     })

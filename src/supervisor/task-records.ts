@@ -28,9 +28,3 @@ export function newTask(caller: { conversation: ConversationId; user: UserId; se
 export function sessionOf(task: TaskRecord): SessionRecord {
   return { id: task.sessionId, role: task.role, agent: task.agent, parentId: task.parentSessionId, conversation: task.conversation, user: task.user, createdAt: task.createdAt }
 }
-
-/** A task nobody committed starts a batch of its own: a Planner task, a task a command or a
- *  trigger started; and a conditional task, which reports on its own when it ends. */
-export function isBatchHead(task: TaskRecord): boolean {
-  return !task.parentTaskId || task.type === "conditional"
-}

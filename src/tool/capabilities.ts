@@ -51,14 +51,20 @@ export interface TaskSummary {
   priority: number
   status: string
   createdAt: string
+  /** Finished tasks: when they ended. */
+  endedAt?: string
   /** Schedules: the next due time, and what became of the last firing. */
   nextRunAt?: string
   lastOutcome?: string
 }
 
 export interface ListTasksFilter {
-  scope: "queue" | "running" | "triggers" | "all"
+  /** "finished": ended tasks, newest first, a page at a time (read from the store). */
+  scope: "queue" | "running" | "triggers" | "all" | "finished"
   role?: "planner" | "worker"
+  /** finished: tasks per page, and the `endedAt` of the last task of the previous page. */
+  limit?: number
+  before?: string
 }
 
 /** delegate, list_tasks, cancel_task. */

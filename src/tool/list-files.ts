@@ -2,7 +2,7 @@ import { lstat, readdir, stat } from "node:fs/promises"
 import path from "node:path"
 import { z } from "zod"
 import { defineTool, ToolError } from "./tool.ts"
-import { fsError, pathPattern, workspacePath, workspaceRelative } from "./workspace.ts"
+import { fsError, pathPattern, userWorkspace, workspacePath, workspaceRelative } from "./workspace.ts"
 
 // Enough to see the shape of a project; a bigger listing would flood the model's context.
 const MAX_ENTRIES = 1000
@@ -45,7 +45,7 @@ export const listFilesTool = defineTool({
         const abs = path.join(folder, child.name)
         const isDir = child.isDirectory()
         entries.push({
-          path: workspaceRelative(ctx.workspaceDir, abs),
+          path: workspaceRelative(userWorkspace(ctx), abs),
           type: isDir ? "dir" : "file",
           size: isDir ? 0 : (await lstat(abs)).size,
         })

@@ -1,7 +1,7 @@
 import { open } from "node:fs/promises"
 import { z } from "zod"
 import { defineTool, ToolError } from "./tool.ts"
-import { fsError, MAX_FILE_BYTES, pathPattern, workspacePath, workspaceRelative } from "./workspace.ts"
+import { fsError, MAX_FILE_BYTES, pathPattern, userWorkspace, workspacePath, workspaceRelative } from "./workspace.ts"
 
 const DEFAULT_LIMIT = 2000
 // Same heuristic as git and grep: text files do not contain NUL bytes near the start.
@@ -36,7 +36,7 @@ export const readFileTool = defineTool({
     }
     const end = offset - 1 + limit
     return {
-      path: workspaceRelative(ctx.workspaceDir, file),
+      path: workspaceRelative(userWorkspace(ctx), file),
       content: lines.slice(offset - 1, end).join("\n"),
       totalLines: lines.length,
       truncated: end < lines.length,

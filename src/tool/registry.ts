@@ -1,7 +1,7 @@
 import { askUserTool } from "./ask-user.ts"
 import { cancelTaskTool } from "./cancel-task.ts"
 import { createDelegateTool, type WorkerType } from "./delegate.ts"
-import { fetchUrlTool } from "./fetch-url.ts"
+import { createFetchUrlTool, type FetchUrlSettings } from "./fetch-url.ts"
 import { getHistoryByTimeTool } from "./get-history-by-time.ts"
 import { getRecentHistoryTool } from "./get-recent-history.ts"
 import { listFilesTool } from "./list-files.ts"
@@ -13,12 +13,19 @@ import { scheduleTool } from "./schedule.ts"
 import { searchMemoryTool } from "./search-memory.ts"
 import type { ToolDefinition } from "./tool.ts"
 import { createWebSearchTool, WEB_SEARCH } from "./web-search.ts"
-import { writeFileTool } from "./write-file.ts"
+import { createWriteFileTool, type WriteFileSettings } from "./write-file.ts"
 import type { SearchProvider } from "../search/result.ts"
 
-/** Every tool Steward has. Which role is offered which is decided by the permission rules.
- *  web_search is one only when a search provider is configured. */
-export function allTools(workers: readonly WorkerType[], search?: SearchProvider): ToolDefinition[] {
+/** What the operator configured for the tools that need it; web_search is a tool only when a
+ *  search provider is configured. */
+export interface ToolSettings {
+  fetch: FetchUrlSettings
+  workspace: WriteFileSettings
+  search?: SearchProvider
+}
+
+/** Every tool Steward has. Which role is offered which is decided by the permission rules. */
+export function allTools(workers: readonly WorkerType[], settings: ToolSettings): ToolDefinition[] {
   return [
     createDelegateTool(workers),
     replyTool,
@@ -30,15 +37,16 @@ export function allTools(workers: readonly WorkerType[], search?: SearchProvider
     getHistoryByTimeTool,
     searchMemoryTool,
     scheduleTool,
-    fetchUrlTool,
+    createFetchUrlTool(settings.fetch),
     readFileTool,
-    writeFileTool,
+    createWriteFileTool(settings.workspace),
     listFilesTool,
-    ...(search ? [createWebSearchTool(search)] : []),
+    ...(settings.search ? [createWebSearchTool(settings.search)] : []),
   ] as ToolDefinition[]
 }
 
 /** The names built-in tools have or may have, which tools from elsewhere (MCP) must not take. */
 export function builtInToolIds(): string[] {
-  return [...allTools([]).map((tool) => tool.id), WEB_SEARCH]
+  const unused: ToolSettings = { fetch: { maxBytes: 0, allowHosts: { hosts: new Set(), cidrs: [] } }, workspace: { quotaBytes: 0 } }
+  return [...allTools([], unused).map((tool) => tool.id), WEB_SEARCH]
 }

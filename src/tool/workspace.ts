@@ -1,6 +1,7 @@
 import { lstatSync, realpathSync } from "node:fs"
-import { mkdir } from "node:fs/promises"
+import { lstat, mkdir, readdir } from "node:fs/promises"
 import path from "node:path"
+import { folderName } from "../memory/slug.ts"
 import { ToolError, type ToolContext } from "./tool.ts"
 
 /** Largest file the file tools read or write: bigger files would not fit a model's context anyway,
@@ -13,13 +14,14 @@ export const MAX_FILE_BYTES = 5 * 1024 * 1024
  * out are refused. Checks only, creates nothing.
  *
  * A symlink swapped in between this check and the caller's use is not caught; the workspace is the
- * worker's own folder, so nothing else is expected to plant links there.
+ * user's own folder, so nothing else is expected to plant links there.
  */
 export function resolveInWorkspace(workspaceDir: string, relPath: string): string {
   if (relPath.trim() === "") throw new ToolError("path is empty; give a path relative to the workspace, e.g. notes/todo.md")
   if (relPath.includes("\0")) throw new ToolError("path contains a NUL byte")
   if (path.isAbsolute(relPath)) {
-    throw new ToolError(`absolute paths are not allowed (${relPath}); give a path relative to the workspace`)
+    // Not echoed: a host path has no place in what the model or the user is shown.
+    throw new ToolError("absolute paths are not allowed; give a path relative to the workspace")
   }
   const root = path.resolve(workspaceDir)
   const target = path.resolve(root, relPath)
@@ -34,11 +36,38 @@ export function resolveInWorkspace(workspaceDir: string, relPath: string): strin
   return target
 }
 
-/** resolveInWorkspace for a tool call; creates the workspace folder on first use so a fresh data
- *  folder works without setup. */
+/**
+ * The workspace of the user a run acts for: a folder of its own under the workspace root, named
+ * like their memory folder (injective, so no two users share one). A user's tasks see only it:
+ * `..` and symlinks that lead to another user's folder are outside, like any other place.
+ */
+export function userWorkspace(ctx: ToolContext): string {
+  return path.join(ctx.workspaceDir, folderName(ctx.user))
+}
+
+/** resolveInWorkspace in the user's workspace, for a tool call; creates the folder on first use
+ *  so a fresh data folder works without setup. */
 export async function workspacePath(ctx: ToolContext, relPath: string): Promise<string> {
-  await mkdir(ctx.workspaceDir, { recursive: true })
-  return resolveInWorkspace(ctx.workspaceDir, relPath)
+  try {
+    await mkdir(userWorkspace(ctx), { recursive: true })
+    return resolveInWorkspace(userWorkspace(ctx), relPath)
+  } catch (err) {
+    throw fsError(err, relPath)
+  }
+}
+
+/** Bytes of the files in a workspace (symlinks count their own size, and are not followed). */
+export async function workspaceUsage(root: string): Promise<number> {
+  let total = 0
+  const folders = [root]
+  for (let folder = folders.pop(); folder !== undefined; folder = folders.pop()) {
+    for (const entry of await readdir(folder, { withFileTypes: true })) {
+      const entryPath = path.join(folder, entry.name)
+      if (entry.isDirectory()) folders.push(entryPath)
+      else total += (await lstat(entryPath)).size
+    }
+  }
+  return total
 }
 
 /** How paths are shown to the model: relative to the workspace, with "/" on every platform. */
@@ -51,9 +80,15 @@ export function pathPattern(relPath: string): string {
   return path.posix.normalize(relPath.replaceAll("\\", "/"))
 }
 
-/** Filesystem failures the model can act on become ToolErrors; anything else is returned as is. */
-export function fsError(err: unknown, relPath: string): unknown {
-  switch ((err as NodeJS.ErrnoException).code) {
+/**
+ * Any failure of a file tool as a ToolError the model can act on, worded with the path it gave:
+ * node's own messages name absolute host paths (the data folder, the user's folder), which are
+ * not the model's or the user's business.
+ */
+export function fsError(err: unknown, relPath: string): ToolError {
+  if (err instanceof ToolError) return err
+  const code = (err as NodeJS.ErrnoException).code
+  switch (code) {
     case "ENOENT":
       return new ToolError(`no such file: ${relPath}`)
     case "ENOTDIR":
@@ -64,8 +99,16 @@ export function fsError(err: unknown, relPath: string): unknown {
     case "EACCES":
     case "EPERM":
       return new ToolError(`permission denied: ${relPath}`)
+    case "ELOOP":
+      return new ToolError(`${relPath} goes through a symlink loop`)
+    case "ENOSPC":
+    case "EDQUOT":
+      return new ToolError(`no space left to write ${relPath}`)
+    case "ENAMETOOLONG":
+      return new ToolError(`${relPath}: the path is too long`)
     default:
-      return err
+      // Not worded from the error's own message: it may name absolute paths.
+      return new ToolError(typeof code === "string" ? `${relPath}: the file system refused (${code})` : `${relPath}: the file operation failed`)
   }
 }
 
@@ -89,7 +132,7 @@ function exists(file: string): boolean {
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code
     if (code === "ENOENT" || code === "ENOTDIR") return false
-    throw err
+    throw err // worded by the caller's fsError
   }
 }
 

@@ -52,7 +52,8 @@ describe("console end to end (real program, real AI SDK, scripted model over HTT
     steward.send("cats")
     await steward.waitFor((p) => p.replies.length >= 2, "the final reply")
     expect(steward.replies).toEqual(["On it.", 'Done: Saved notes/cats.md (status="completed", status="completed")'])
-    expect(readFileSync(join(dataDir, "workspace/notes/cats.md"), "utf8")).toBe("Cats sleep a lot.")
+    // Each user has a workspace of their own: console:local's is workspace/console-local.
+    expect(readFileSync(join(dataDir, "workspace/console-local/notes/cats.md"), "utf8")).toBe("Cats sleep a lot.")
     expect(steward.lines.some((line) => line.includes("write_file notes/cats.md"))).toBe(true) // live progress
     steward.child.stdin.end()
     expect(await steward.exited).toBe(0)

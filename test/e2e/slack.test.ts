@@ -168,7 +168,7 @@ describe("Slack end to end (Steward in process, real Bolt over HTTP, fake Web AP
     await replies(1)
     await steward.supervisor.idle()
     expect(textsIn(api, OWNER_DM)).toEqual(["Only once."])
-    expect(server!.requests.filter((request) => request.role === "teller")).toHaveLength(2) // the reply, then the empty step after it
+    expect(server!.requests.filter((request) => request.role === "teller")).toHaveLength(1) // the reply ends the turn: no step after it
   })
 
   it("never lets a stranger reach a model", async () => {

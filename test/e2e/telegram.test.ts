@@ -98,7 +98,7 @@ describe("Telegram end to end (Steward in process, real grammY, fake Bot API, sc
     await steward.supervisor.idle()
     await api.waitFor(() => api.requests.filter((request) => request.method === "getUpdates").some((request) => Number(request.params.offset) > update.update_id))
     expect(textsIn(api, OWNER)).toEqual(["Only once."])
-    expect(server!.requests.filter((request) => request.role === "teller")).toHaveLength(2) // the reply, then the empty step after it
+    expect(server!.requests.filter((request) => request.role === "teller")).toHaveLength(1) // the reply ends the turn: no step after it
   })
 
   it("never lets a stranger reach a model", async () => {

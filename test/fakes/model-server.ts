@@ -87,6 +87,8 @@ export interface ChatRequest {
 export interface ReplyUsage {
   prompt: number
   completion: number
+  /** Prompt tokens read from the provider's cache (sent as prompt_tokens_details.cached_tokens). */
+  cached?: number
 }
 
 export type TextReply = { text: string; usage?: ReplyUsage }
@@ -391,11 +393,12 @@ export async function startModelServer(script: Script, opts: ModelServerOptions 
           }))
         : []
     const finishReason = toolCalls.length > 0 ? "tool_calls" : "stop"
-    const u = r.usage ?? {
+    const u: ReplyUsage = r.usage ?? {
       prompt: estimateTokens(body.messages),
       completion: estimateTokens(text + toolCalls.map((c) => c.function.name + c.function.arguments).join("")),
     }
-    const usage = { prompt_tokens: u.prompt, completion_tokens: u.completion, total_tokens: u.prompt + u.completion }
+    const cached = u.cached === undefined ? {} : { prompt_tokens_details: { cached_tokens: u.cached } }
+    const usage = { prompt_tokens: u.prompt, completion_tokens: u.completion, total_tokens: u.prompt + u.completion, ...cached }
     const id = `chatcmpl-fake-${chat.index}`
     const created = Math.floor(Date.now() / 1000)
     const model = opts.model ?? body.model ?? "scripted"

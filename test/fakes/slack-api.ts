@@ -111,6 +111,8 @@ export async function startSlackApi(options: { team?: string } = {}): Promise<Sl
       if (!token.startsWith("xoxb-")) throw new ApiError("not_allowed_token_type")
       return { url: "https://steward-test.slack.com/", team: "Steward Test", user: "steward", team_id: team, user_id: botUserId, bot_id: botId, is_enterprise_install: false }
     },
+    // A user's DM with the app is D + their id without its U: what Steward needs is a stable id.
+    "conversations.open": (params) => ({ channel: { id: `D${String(params.users).replace(/^[UW]/, "")}` } }),
     "chat.postMessage": (params) => {
       const channel = requireChannel(params)
       const content = contentOf(params)
@@ -409,6 +411,12 @@ export class EventSender {
   /** Interactivity arrives form-encoded, the JSON in a `payload` field. */
   action(payload: BlockActionsPayload, options: SignOptions = {}): Promise<Delivery> {
     return this.post(new URLSearchParams({ payload: JSON.stringify(payload) }).toString(), "application/x-www-form-urlencoded", options)
+  }
+
+  /** A slash command arrives form-encoded, its fields at the top level. */
+  command(fields: { command: string; text: string; user_id: string; channel_id: string; team_id: string; trigger_id?: string }, options: SignOptions = {}): Promise<Delivery> {
+    const form = { trigger_id: `${Date.now()}.${Math.floor(Math.random() * 1e9)}`, user_name: "someone", channel_name: "directmessage", response_url: "http://127.0.0.1:9/commands", api_app_id: "A0APP", ...fields }
+    return this.post(new URLSearchParams(form).toString(), "application/x-www-form-urlencoded", options)
   }
 
   post(body: string, contentType: string, { retryNum, timestamp = Math.floor(Date.now() / 1000), signingSecret = this.signingSecret }: SignOptions = {}): Promise<Delivery> {

@@ -46,7 +46,8 @@ export type TelegramApi = {
   close(): Promise<void>
 }
 
-export type TelegramApiOptions = { token?: string; username?: string }
+/** `port`: a fixed one (a test that starts Steward first and the API later); default any free one. */
+export type TelegramApiOptions = { token?: string; username?: string; port?: number }
 
 export const MESSAGE_LIMIT = 4096
 /** Telegram holds a long poll for at most about this long, whatever `timeout` asks for. */
@@ -289,7 +290,7 @@ export async function startTelegramApi(options: TelegramApiOptions = {}): Promis
   })
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject)
-    server.listen(0, "127.0.0.1", resolve)
+    server.listen(options.port ?? 0, "127.0.0.1", resolve)
   })
   const { port } = server.address() as AddressInfo
 

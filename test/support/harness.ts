@@ -135,16 +135,13 @@ export async function startHarness(script: Script, env: Record<string, string> =
   const server = await startModelServer(script)
   const dataDir = mkdtempSync(join(tmpdir(), "steward-test-"))
   const memory = new ListMemory()
-  const makeConfig = (extra: Record<string, string>) =>
-    loadConfig({
-      DATA_DIR: dataDir,
-      MODEL: "openai-compatible:scripted",
-      OPENAI_COMPATIBLE_BASE_URL: server.url,
-      ALLOWED_USERS: "test:u1,test:u2",
-      MODEL_MAX_RETRIES: "2",
-      ...env,
-      ...extra,
-    })
+  const makeConfig = (extra: Record<string, string>) => {
+    const vars: Record<string, string> = { DATA_DIR: dataDir, MODEL: "openai-compatible:scripted", OPENAI_COMPATIBLE_BASE_URL: server.url, MODEL_MAX_RETRIES: "2", ...env, ...extra }
+    const config = loadConfig(vars)
+    // The test channel is no channel Steward ships, so ALLOWED_USERS would refuse its users.
+    if (vars.ALLOWED_USERS === undefined) config.allowedUsers = { anyone: false, users: new Set(["test:u1", "test:u2"]) }
+    return config
+  }
   const harness: Harness = {
     server,
     dataDir,

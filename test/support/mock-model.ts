@@ -39,6 +39,8 @@ export interface ModelCall {
 export interface ReplyUsage {
   input: number
   output: number
+  /** Input tokens read from the provider's prompt cache (default 0). */
+  cached?: number
 }
 
 export type Reply =
@@ -83,7 +85,7 @@ export function scriptedModel(script: Script): ScriptedModel {
       content,
       finishReason: toolCalls.length > 0 ? { unified: "tool-calls", raw: "tool_calls" } : { unified: "stop", raw: "stop" },
       usage: {
-        inputTokens: { total: usage.input, noCache: usage.input, cacheRead: 0, cacheWrite: 0 },
+        inputTokens: { total: usage.input, noCache: usage.input - (usage.cached ?? 0), cacheRead: usage.cached ?? 0, cacheWrite: 0 },
         outputTokens: { total: usage.output, text: usage.output, reasoning: 0 },
       },
       warnings: [],

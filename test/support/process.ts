@@ -3,7 +3,8 @@ import { fileURLToPath } from "node:url"
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url))
 
-/** Steward started as a real program (`src/main.ts` under tsx), driven through its console. */
+/** Steward started as a real program — the build `npm start` runs (`node dist/main.js`, built by
+ *  the tests' global setup) — driven through its console. */
 export class StewardProcess {
   readonly lines: string[] = []
   readonly stderr: string[] = []
@@ -18,21 +19,44 @@ export class StewardProcess {
       this.lines.push(...parts)
       for (const wake of this.waiters.splice(0)) wake()
     })
-    child.stderr.setEncoding("utf8").on("data", (chunk: string) => this.stderr.push(chunk))
+    child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
+      this.stderr.push(chunk)
+      for (const wake of this.waiters.splice(0)) wake()
+    })
     this.exited = new Promise((resolve) => child.on("exit", (code) => {
       resolve(code)
       for (const wake of this.waiters.splice(0)) wake()
     }))
   }
 
-  static start(env: Record<string, string>): StewardProcess {
-    const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+  /** `node dist/main.js`, or with `viaNpm` `npm start` as an operator runs it. The admin
+   *  server is off unless the test turns it on (ADMIN_PORT=0 picks a free port). */
+  static start(env: Record<string, string>, { viaNpm = false }: { viaNpm?: boolean } = {}): StewardProcess {
+    const [command, args] = viaNpm ? ["npm", ["start", "--silent"]] : [process.execPath, ["dist/main.js"]]
+    const child = spawn(command, args, {
       cwd: ROOT,
       // Only what the test gives: no keys or tokens from the developer's environment leak in.
-      env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", LOG_LEVEL: "warn", ...env },
+      env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", LOG_LEVEL: "warn", ADMIN_PORT: "off", ...env },
       stdio: ["pipe", "pipe", "pipe"],
     })
     return new StewardProcess(child)
+  }
+
+  /** The JSON log lines written so far (LOG_LEVEL info shows start-up's). */
+  get logs(): Array<Record<string, unknown> & { msg?: string }> {
+    return this.stderr
+      .join("")
+      .split("\n")
+      .slice(0, -1) // the last piece is a line still being written, or empty
+      .filter((line) => line.startsWith("{"))
+      .map((line) => JSON.parse(line) as Record<string, unknown>)
+  }
+
+  /** The admin server's port, from the start-up log line (needs ADMIN_PORT=0 and LOG_LEVEL=info). */
+  async adminPort(): Promise<number> {
+    const started = () => this.logs.find((line) => line.msg === "Steward started")
+    await this.waitFor(() => started() !== undefined, "the start-up log line")
+    return started()!.adminPort as number
   }
 
   send(text: string): void {
@@ -44,7 +68,7 @@ export class StewardProcess {
     return this.lines.filter((line) => line.startsWith("steward: ")).map((line) => line.slice("steward: ".length))
   }
 
-  /** Resolves once `predicate` holds for the printed lines; fails after `timeoutMs` with what was printed. */
+  /** Resolves once `predicate` holds for the printed lines (or logs); fails after `timeoutMs` with what was printed. */
   async waitFor(predicate: (p: StewardProcess) => boolean, what: string, timeoutMs = 20_000): Promise<void> {
     const deadline = Date.now() + timeoutMs
     while (!predicate(this)) {

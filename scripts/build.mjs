@@ -1,0 +1,33 @@
+// `npm run build` (and `prepare`, so `npm ci` builds): bundles Steward into dist/ with esbuild.
+// Dependencies stay external (node_modules is there at run time, and sqlite3 is native), so the
+// bundle holds only Steward's own code: one file to load instead of a hundred, no TypeScript
+// runtime. Type checking is `npm run typecheck`; esbuild only strips types.
+import { chmod, rm } from "node:fs/promises"
+import { build } from "esbuild"
+
+const options = {
+  entryPoints: {
+    main: "src/main.ts",
+    cli: "src/cli.ts",
+    // The memory index runs in a worker thread, started from the bundle as ./index-worker.js.
+    "index-worker": "src/memory/index-worker.ts",
+  },
+  outdir: "dist",
+  bundle: true,
+  // Adapters and providers are imported on demand (lazily); their code goes to chunks beside
+  // the entries, so `new URL("../prompts/", import.meta.url)` means the same from every file.
+  splitting: true,
+  chunkNames: "chunk-[hash]",
+  format: "esm",
+  platform: "node",
+  target: "node20.19",
+  packages: "external",
+  // For readable stack traces: NODE_OPTIONS=--enable-source-maps.
+  sourcemap: "linked",
+  logLevel: "warning",
+}
+
+await rm("dist", { recursive: true, force: true })
+await build(options)
+// `npx steward` runs dist/cli.js directly; esbuild keeps the shebang of src/cli.ts.
+await chmod("dist/cli.js", 0o755)

@@ -1,0 +1,25 @@
+import type { Logger } from "pino"
+import type { App } from "../app.ts"
+import type { Channel } from "../channel/channel.ts"
+import type { Config } from "../config/config.ts"
+import { checkHealth } from "./health.ts"
+import type { Metrics } from "./metrics.ts"
+import { AdminServer } from "./server.ts"
+
+const HEALTHY = { ok: true, reconnects: 0 }
+
+/** Starts /healthz and /metrics on ADMIN_HOST:ADMIN_PORT for a running app (unless ADMIN_PORT=off). */
+export async function startAdmin(config: Config, app: App, channels: Channel[], metrics: Metrics, log: Logger): Promise<{ server: AdminServer; port: number } | undefined> {
+  if (config.admin.port === undefined) return undefined
+  const channelHealth = () => channels.map((channel) => ({ name: channel.name, health: channel.health?.() ?? HEALTHY }))
+  metrics.watch({
+    channels: channelHealth,
+    queueDepth: async () => app.supervisor.tasks.queueDepth(),
+    outboxBacklog: async () => app.supervisor.outbox.backlog,
+  })
+  const probe = () => app.store.probe()
+  const server = new AdminServer(() => checkHealth(probe, channelHealth()), metrics, log)
+  const port = await server.start(config.admin.port, config.admin.host)
+  log.info({ host: config.admin.host, port }, "admin endpoints: GET /healthz, GET /metrics")
+  return { server, port }
+}

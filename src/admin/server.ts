@@ -1,0 +1,56 @@
+import { createServer, type Server } from "node:http"
+import type { Logger } from "pino"
+import { listen } from "../config/ports.ts"
+import type { HealthReport } from "./health.ts"
+import type { Metrics } from "./metrics.ts"
+
+/**
+ * The operator's HTTP endpoints: `GET /healthz` (200 with the report when healthy, 503 with
+ * the reasons otherwise) and `GET /metrics` (Prometheus text). It binds 127.0.0.1 unless
+ * ADMIN_HOST says otherwise: nothing here is for users, and nothing is authenticated.
+ */
+export class AdminServer {
+  private server?: Server
+
+  constructor(
+    private readonly health: () => Promise<HealthReport>,
+    private readonly metrics: Metrics,
+    private readonly log: Logger,
+  ) {}
+
+  /** Resolves with the port it listens on (`port` 0: any free one). */
+  async start(port: number, host: string): Promise<number> {
+    this.server = createServer((req, res) => {
+      req.resume()
+      const path = req.url?.split("?")[0]
+      const answer = (status: number, type: string, body: string) => res.writeHead(status, { "content-type": type }).end(body)
+      const route = req.method !== "GET" && req.method !== "HEAD" ? undefined : path === "/healthz" ? this.healthz() : path === "/metrics" ? this.metricsText() : undefined
+      if (!route) return answer(404, "application/json", JSON.stringify({ error: "not found: GET /healthz or /metrics" }))
+      route.then(
+        ({ status, type, body }) => answer(status, type, body),
+        (error: unknown) => {
+          this.log.error({ err: error, path }, "admin endpoint failed")
+          answer(500, "application/json", JSON.stringify({ error: error instanceof Error ? error.message : String(error) }))
+        },
+      )
+    })
+    return listen(this.server, "ADMIN_PORT", port, host)
+  }
+
+  async stop(): Promise<void> {
+    const server = this.server
+    if (!server) return
+    this.server = undefined
+    server.closeAllConnections()
+    await new Promise<void>((resolve) => server.close(() => resolve()))
+  }
+
+  private async healthz() {
+    const report = await this.health()
+    return { status: report.ok ? 200 : 503, type: "application/json", body: JSON.stringify({ status: report.ok ? "ok" : "unhealthy", ...report }) }
+  }
+
+  private async metricsText() {
+    return { status: 200, type: this.metrics.registry.contentType, body: await this.metrics.registry.metrics() }
+  }
+}

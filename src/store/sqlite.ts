@@ -1,0 +1,204 @@
+import { mkdirSync } from "node:fs"
+import { join } from "node:path"
+import KeyvSqlite from "@keyv/sqlite"
+import { MAX_INDEXES, type Backend, type CollectionSchema, type IndexQuery, type WriteOp } from "./backend.ts"
+
+/** SQLite's bound-parameter limit is far higher; this keeps one statement's latency small. */
+const MAX_PARAMS_PER_STATEMENT = 999
+/** The key prefix of the keyv layout before schema versions (see legacyPage). */
+const LEGACY_NAMESPACE = "steward:"
+const SLOTS = Array.from({ length: MAX_INDEXES }, (_, i) => i + 1)
+/** collection, id, value, then a group and an at per index slot. */
+const ROW_WIDTH = 3 + 2 * MAX_INDEXES
+
+const COLUMNS = ["collection", "id", "value", ...SLOTS.flatMap((n) => [`g${n}`, `a${n}`])]
+const UPDATES = COLUMNS.slice(2).map((column) => `${column} = excluded.${column}`).join(", ")
+const placeholders = (count: number, width: number) => Array.from({ length: count }, () => `(${Array(width).fill("?").join(", ")})`).join(", ")
+/** Statement texts by row count: built once, not at every write. */
+const upserts = new Map<number, string>()
+const deletions = new Map<number, string>()
+function upsertSql(rows: number): string {
+  let sql = upserts.get(rows)
+  if (!sql) upserts.set(rows, (sql = `INSERT INTO records (${COLUMNS.join(", ")}) VALUES ${placeholders(rows, ROW_WIDTH)} ON CONFLICT (collection, id) DO UPDATE SET ${UPDATES}`))
+  return sql
+}
+function deleteSql(rows: number): string {
+  let sql = deletions.get(rows)
+  if (!sql) deletions.set(rows, (sql = `DELETE FROM records WHERE (collection, id) IN (VALUES ${placeholders(rows, 2)})`))
+  return sql
+}
+
+/**
+ * The Store's backend on `DATA_DIR/steward.sqlite` — the only place with SQL. One table,
+ * `records`: (collection, id) → JSON, with a record's index entries beside it in columns
+ * (`g1`/`a1` … a group and an at per index slot; a collection's indexes take the slots in the
+ * order its schema names them), each slot a partial SQLite index on (collection, g, a, id). So a
+ * write is one upsert, with its index entries in the same row. The connection comes from
+ * @keyv/sqlite (node-sqlite3); the keyv table it creates holds only data of the layout before
+ * schema versions, which migration 1 moves.
+ *
+ * node-sqlite3 runs statements of one connection in no guaranteed order unless the database is
+ * put in serialized mode, which @keyv/sqlite does not expose. Every operation therefore goes
+ * through one promise chain here, so a write is on disk before anything queued after it runs.
+ * Writes that arrive while a statement is in flight are grouped into the next statement (group
+ * commit), which is atomic: records written together land together or not at all.
+ */
+export class SqliteBackend implements Backend {
+  private chain: Promise<unknown> = Promise.resolve()
+  private batch: { ops: Map<string, WriteOp>; done: Promise<void> } | undefined
+
+  private constructor(
+    private readonly adapter: KeyvSqlite,
+    /** Per collection, the slot (1…MAX_INDEXES) of each index name. */
+    private readonly slots: Map<string, Map<string, number>>,
+  ) {}
+
+  static async open(dataDir: string, schema: readonly CollectionSchema[]): Promise<SqliteBackend> {
+    mkdirSync(dataDir, { recursive: true })
+    const adapter = new KeyvSqlite({ uri: `sqlite://${join(dataDir, "steward.sqlite")}`, busyTimeout: 5000 })
+    // WAL lets readers (the CLI, backups) run beside the writer; NORMAL sync keeps every
+    // committed write across a process crash (power loss may lose the last commits).
+    await adapter.query("PRAGMA journal_mode=WAL")
+    await adapter.query("PRAGMA synchronous=NORMAL")
+    const columns = SLOTS.map((n) => `g${n} TEXT, a${n} INTEGER`).join(", ")
+    await adapter.query(`CREATE TABLE IF NOT EXISTS records (collection TEXT NOT NULL, id TEXT NOT NULL, value TEXT NOT NULL, ${columns}, PRIMARY KEY (collection, id))`)
+    for (const n of SLOTS) await adapter.query(`CREATE INDEX IF NOT EXISTS records_index${n} ON records (collection, g${n}, a${n}, id) WHERE g${n} IS NOT NULL`)
+    const slots = new Map<string, Map<string, number>>()
+    for (const collection of schema) {
+      if (collection.indexes.length > MAX_INDEXES) throw new Error(`collection ${collection.name}: at most ${MAX_INDEXES} indexes`)
+      slots.set(collection.name, new Map(collection.indexes.map((name, i) => [name, i + 1])))
+    }
+    return new SqliteBackend(adapter, slots)
+  }
+
+  write(ops: WriteOp[]): Promise<void> {
+    if (!this.batch) {
+      const pending = new Map<string, WriteOp>()
+      const done = this.enqueue(() => this.flush(pending))
+      this.batch = { ops: pending, done }
+    }
+    for (const op of ops) {
+      const key = `${op.collection}\u0000${op.id}`
+      // Re-inserting moves the record to the end so the batch keeps the latest call order.
+      this.batch.ops.delete(key)
+      this.batch.ops.set(key, op)
+    }
+    return this.batch.done
+  }
+
+  get(collection: string, id: string): Promise<unknown | undefined> {
+    return this.enqueue(async () => {
+      const rows: Array<{ value: string }> = await this.adapter.query("SELECT value FROM records WHERE collection = ? AND id = ?", collection, id)
+      return rows[0] === undefined ? undefined : JSON.parse(rows[0].value)
+    })
+  }
+
+  list(collection: string, query: IndexQuery): Promise<unknown[]> {
+    const n = this.slotOf(collection, query.index)
+    const order = query.desc ? "DESC" : "ASC"
+    const limit = query.limit === undefined ? -1 : Math.max(0, Math.floor(query.limit))
+    const offset = Math.max(0, Math.floor(query.offset ?? 0))
+    return this.enqueue(async () => {
+      const rows: Array<{ value: string }> = await this.adapter.query(
+        `SELECT value FROM records WHERE collection = ? AND g${n} = ? AND a${n} >= ? AND a${n} <= ? ORDER BY a${n} ${order}, id ${order} LIMIT ? OFFSET ?`,
+        collection,
+        query.group,
+        query.from ?? Number.MIN_SAFE_INTEGER,
+        query.to ?? Number.MAX_SAFE_INTEGER,
+        limit,
+        offset,
+      )
+      return rows.map((row) => JSON.parse(row.value))
+    })
+  }
+
+  page(collection: string, options: { after?: string; limit: number }): Promise<Array<{ id: string; value: unknown }>> {
+    return this.enqueue(async () => {
+      const rows: Array<{ id: string; value: string }> = await this.adapter.query(
+        "SELECT id, value FROM records WHERE collection = ? AND id > ? ORDER BY id LIMIT ?",
+        collection,
+        options.after ?? "",
+        Math.max(0, Math.floor(options.limit)),
+      )
+      return rows.map((row) => ({ id: row.id, value: JSON.parse(row.value) }))
+    })
+  }
+
+  /** Rows of the keyv layout before schema versions (`steward:<prefix>/<rest>` → `{ value }`),
+   *  a page at a time by rowid; for migration 1 only. */
+  legacyPage(afterRowid: number, limit: number): Promise<Array<{ rowid: number; key: string; value: unknown }>> {
+    return this.enqueue(async () => {
+      const rows: Array<{ rowid: number; key: string; value: string }> = await this.adapter.query(
+        "SELECT rowid, key, value FROM keyv WHERE rowid > ? AND key LIKE ? ORDER BY rowid LIMIT ?",
+        afterRowid,
+        `${LEGACY_NAMESPACE}%`,
+        limit,
+      )
+      return rows.map((row) => ({ rowid: row.rowid, key: row.key.slice(LEGACY_NAMESPACE.length), value: (JSON.parse(row.value) as { value: unknown }).value }))
+    })
+  }
+
+  /** Empties the keyv table once migration 1 has moved its rows (@keyv/sqlite recreates it). */
+  clearLegacy(): Promise<void> {
+    return this.enqueue(async () => {
+      await this.adapter.query("DELETE FROM keyv WHERE key LIKE ?", `${LEGACY_NAMESPACE}%`)
+    })
+  }
+
+  async close(): Promise<void> {
+    await this.enqueue(() => this.adapter.disconnect())
+  }
+
+  private slotOf(collection: string, index: string): number {
+    const n = this.slots.get(collection)?.get(index)
+    if (n === undefined) throw new Error(`collection ${collection} has no index ${index}`)
+    return n
+  }
+
+  private enqueue<T>(op: () => Promise<T>): Promise<T> {
+    const next = this.chain.then(op)
+    this.chain = next.catch(() => {})
+    return next
+  }
+
+  private async flush(pending: Map<string, WriteOp>): Promise<void> {
+    if (this.batch?.ops === pending) this.batch = undefined
+    const statements: Array<[string, unknown[]]> = []
+    const puts: unknown[][] = []
+    const deletes: string[][] = []
+    for (const op of pending.values()) {
+      if ("delete" in op) {
+        deletes.push([op.collection, op.id])
+        continue
+      }
+      const row: unknown[] = [op.collection, op.id, JSON.stringify(op.value), ...Array(2 * MAX_INDEXES).fill(null)]
+      for (const [name, entry] of Object.entries(op.indexes)) {
+        if (!entry) continue
+        const n = this.slotOf(op.collection, name)
+        row[1 + 2 * n] = entry.group
+        row[2 + 2 * n] = entry.at
+      }
+      puts.push(row)
+    }
+    const perPut = Math.floor(MAX_PARAMS_PER_STATEMENT / ROW_WIDTH)
+    for (let i = 0; i < puts.length; i += perPut) {
+      const part = puts.slice(i, i + perPut)
+      statements.push([upsertSql(part.length), part.flat()])
+    }
+    const perDelete = Math.floor(MAX_PARAMS_PER_STATEMENT / 2)
+    for (let i = 0; i < deletes.length; i += perDelete) {
+      const part = deletes.slice(i, i + perDelete)
+      statements.push([deleteSql(part.length), part.flat()])
+    }
+    // One statement is atomic by itself; only a larger group needs a transaction.
+    const grouped = statements.length > 1
+    if (grouped) await this.adapter.query("BEGIN IMMEDIATE")
+    try {
+      for (const [sql, params] of statements) await this.adapter.query(sql, ...params)
+      if (grouped) await this.adapter.query("COMMIT")
+    } catch (error) {
+      if (grouped) await this.adapter.query("ROLLBACK").catch(() => {})
+      throw error
+    }
+  }
+}
