@@ -9,19 +9,21 @@ afterEach(async () => {
   harness = undefined
 })
 
-const firstUserText = (req: ChatRequest) => contentText(req.messages.find((m) => m.role === "user")?.content)
+/** Each conversation's Teller misbehaves its own way on every step. */
+const misbehaving: Record<string, Reply> = {
+  unknown: { toolCalls: [{ name: "no_such_tool", args: {} }] },
+  json: { toolCalls: [{ name: "reply", args: "{not json" }] },
+  schema: { toolCalls: [{ name: "reply", args: { wrong: 1 } }] },
+  empty: { text: "" },
+}
+
+/** The kind of misbehaviour a conversation's first message names (other user messages carry facts). */
+const kindOf = (req: ChatRequest) => req.messages.map((m) => (m.role === "user" ? contentText(m.content) : "")).find((text) => text in misbehaving) ?? ""
 
 describe("no silent turns", () => {
-  /** Each conversation's Teller misbehaves its own way on every step. */
-  const misbehaving: Record<string, Reply> = {
-    unknown: { toolCalls: [{ name: "no_such_tool", args: {} }] },
-    json: { toolCalls: [{ name: "reply", args: "{not json" }] },
-    schema: { toolCalls: [{ name: "reply", args: { wrong: 1 } }] },
-    empty: { text: "" },
-  }
 
   it("leaves the user a short message saying what went wrong when every step fails", async () => {
-    harness = await startHarness(byRole({ teller: (req) => misbehaving[firstUserText(req)]! }), { TELLER_MAX_STEPS: "3" })
+    harness = await startHarness(byRole({ teller: (req) => misbehaving[kindOf(req)]! }), { TELLER_MAX_STEPS: "3" })
     for (const kind of Object.keys(misbehaving)) await harness.channel.say(kind, `test:${kind}`)
     await harness.app.supervisor.idle()
     for (const kind of Object.keys(misbehaving)) {
@@ -54,13 +56,16 @@ describe("no silent turns", () => {
 
 describe("every message answered", () => {
   it("answers each of 10 messages sent within a second during a slow turn", async () => {
-    // One answer per step, to the oldest message not answered yet: a burst needs a step each.
+    // Each step answers every message not answered yet; messages keep arriving while it thinks.
     const teller = async (req: ChatRequest): Promise<Reply> => {
       await new Promise((resolve) => setTimeout(resolve, 150))
       if (req.toolNames.length === 0) return { text: "" }
       const asked = req.messages.filter((m) => m.role === "user").map((m) => /\b(m\d+)\b/.exec(contentText(m.content))?.[1]).filter(Boolean)
       const answered = req.messages.flatMap((m) => m.tool_calls ?? []).filter((call) => call.function.name === "reply").length
-      return asked[answered] ? say(`answer to ${asked[answered]}`) : { text: "" }
+      const open = asked.slice(answered)
+      // A busy Teller: it also looks at its tasks each step, so a reply does not end its run.
+      const look = { name: "list_tasks", args: { scope: "all" } }
+      return open.length > 0 ? { toolCalls: [...open.map((m) => ({ name: "reply", args: { text: `answer to ${m}` } })), look] } : { text: "" }
     }
     harness = await startHarness(byRole({ teller }), { TELLER_MAX_STEPS: "3" })
     for (let i = 1; i <= 10; i++) {

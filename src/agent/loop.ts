@@ -97,7 +97,8 @@ export async function runLoop(loopInput: LoopInput): Promise<LoopOutcome> {
     if (injected.length > 0) {
       const facts = input.environment ? [{ message: userMessage(input.environment()) }] : []
       await log.append(...facts, ...injected.map(({ eventId, text, fromUser }) => ({ eventId, message: userMessage(step > 0 ? reminder(text, fromUser) : text) })))
-      if (step > 0) budget = Math.min(ceiling, budget + perMessage * injected.length)
+      // The first message of the run has the role's steps; every other one brings its own.
+      budget = Math.min(ceiling, budget + perMessage * (step === 0 ? injected.length - 1 : injected.length))
     }
     const ended = runEnded(input)
     if (ended) return { status: "done", text: textOf(ended) }

@@ -294,12 +294,12 @@ export class Outbox {
    *  as a message of its own so the user still sees it. Edits are idempotent, so a retried one
    *  does no harm. */
   private async deliver(channel: Channel, record: OutboxRecord): Promise<{ messageId: string }> {
-    const message = { text: record.text, buttons: record.buttons, plain: record.plain || undefined, ref: record.id }
     const target = record.editOf ? (this.pending.get(record.editOf) ?? (await this.store.outboxRecord(record.editOf))) : undefined
     if (target?.messageId) {
-      await channel.edit(record.conversation, target.messageId, message)
+      await channel.edit(record.conversation, target.messageId, { text: record.text, buttons: record.buttons })
       return { messageId: target.messageId }
     }
+    const message = { text: record.text, buttons: record.buttons, plain: record.plain || undefined, ref: record.id }
     return channel.send(record.conversation, capped(message, channel, this.maxReplyMessages))
   }
 }
