@@ -24,9 +24,9 @@ const CONVERSATIONS = 200
 const TURNS_PER_CONVERSATION = 5
 
 /** Replies arrive here; each waiter is woken by the reply that completes its turn. */
-class BenchChannel implements Channel {
+export class BenchChannel implements Channel {
   readonly name = "bench"
-  private onMessage!: (message: InboundMessage) => Promise<void>
+  private onMessage!: ChannelHandlers["onMessage"]
   private waiting = new Map<string, () => void>()
   private sent = 0
 
@@ -64,7 +64,7 @@ let calls = 0
 const call = (name: string, input: unknown): LanguageModelV3Content => ({ type: "tool-call", toolCallId: `c${++calls}`, toolName: name, input: JSON.stringify(input) })
 
 /** Instant model: the Teller replies (and delegates when asked), the Planner dispatches one worker. */
-function instantModel() {
+export function instantModel() {
   return new MockLanguageModelV3({
     doGenerate: async (options: LanguageModelV3CallOptions) => {
       const system = options.prompt.find((m) => m.role === "system")?.content ?? ""

@@ -73,7 +73,7 @@ function sharedPrefix(a: readonly string[], b: readonly string[]): number {
 /** A chat that hands every message in and only waits for Steward to be idle. */
 class BenchChannel implements Channel {
   readonly name = "bench"
-  private onMessage!: (message: InboundMessage) => Promise<void>
+  private onMessage!: ChannelHandlers["onMessage"]
   private sent = 0
   async start({ onMessage }: ChannelHandlers) {
     this.onMessage = onMessage
@@ -83,8 +83,8 @@ class BenchChannel implements Channel {
   }
   async edit() {}
   async stop() {}
-  say(conversation: string, text: string): Promise<void> {
-    return this.onMessage({ conversation, user: "bench:owner", text })
+  async say(conversation: string, text: string): Promise<void> {
+    await this.onMessage({ conversation, user: "bench:owner", text })
   }
 }
 

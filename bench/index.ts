@@ -7,6 +7,7 @@ import { Figures } from "./figures.ts"
 import { runFirstSignBench } from "./first-sign.ts"
 import { runMemoryBench } from "./memory.ts"
 import { runSlackBench } from "./slack.ts"
+import { runSoakBench } from "./soak.ts"
 import { runTelegramBench } from "./telegram.ts"
 import { runYearBench } from "./year.ts"
 
@@ -17,6 +18,7 @@ await runCostBench(new Figures(json))
 await runTelegramBench(new Figures(json))
 await runSlackBench(new Figures(json))
 await runFirstSignBench(new Figures(json))
+await runSoakBench(new Figures(json))
 await runFetchBench(new Figures(json))
 if (!process.argv.includes("--core")) {
   await runYearBench(new Figures(json))

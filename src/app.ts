@@ -71,7 +71,7 @@ export async function startApp(
   for (const channel of channels) {
     const ours = (id: string) => channelOf(id) === channel.name
     const owners = [...config.allowedUsers.users].filter(ours)
-    await channel.start({ onMessage: (message) => running.gate.inbound(message).then(() => {}), commands: running.gate.commands(), conversations: known.filter(ours), owners, state: store.channelState(channel.name) })
+    await channel.start({ onMessage: (message) => running.gate.take(message), commands: running.gate.commands(), conversations: known.filter(ours), owners, state: store.channelState(channel.name) })
   }
   const hooks = config.hooks.token ? new HooksServer(config.hooks.token, (name) => running.scheduler.raise(name), log) : undefined
   const wantedHooksPort = options.hooksPort ?? config.hooks.port

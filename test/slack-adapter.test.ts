@@ -187,16 +187,28 @@ describe("Slack adapter over HTTP (real Bolt, fake Web API)", () => {
     expect(received).toEqual([])
   })
 
-  it("acknowledges before the core has taken the message: a slow handler does not delay the 200", async () => {
+  // Issue 12 (4) reversed the earlier contract ("acknowledges before the core has taken the
+  // message"): an event is acknowledged only once the core has stored it, so a write that fails
+  // leaves it to Slack's retry instead of losing it.
+  it("acknowledges an event only once the core has stored it: 200 after the write, 500 when it failed", async () => {
     let release!: () => void
     const held = new Promise<void>((resolve) => (release = resolve))
     let taken = false
-    const { api, sender } = await startSlack({ onMessage: () => held.then(() => void (taken = true)) })
-    const delivery = await sender.event(event(api, dmEvent(USER, DM, "slow")))
-    expect(delivery.status).toBe(200)
-    expect(taken).toBe(false)
+    const { api, sender } = await startSlack({
+      onMessage: async (message) => {
+        if (message.text === "disk full") throw new Error("SQLITE_FULL: database or disk is full")
+        await held
+        taken = true
+      },
+    })
+    let answered = false
+    const delivery = sender.event(event(api, dmEvent(USER, DM, "slow"))).then((result) => ((answered = true), result))
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    expect(answered).toBe(false)
     release()
-    await waitFor(() => taken)
+    expect((await delivery).status).toBe(200)
+    expect(taken).toBe(true)
+    expect((await sender.event(event(api, dmEvent(USER, DM, "disk full")))).status).toBe(500)
   })
 
   it("passes a retried event on with the same event id (the core drops the second)", async () => {
@@ -323,6 +335,23 @@ describe("Slack adapter in Socket Mode (real Bolt and Socket Mode client, fake W
     await waitFor(() => received.length === 2)
     expect(received[1]).toMatchObject({ conversation: dm, text: "A", action: "q2:0" })
     await waitFor(() => api.socket.acks.some((ack) => ack.envelope_id === press))
+  })
+
+  it("acknowledges an envelope only after the core stored its event: a failed write leaves it to Slack's redelivery", async () => {
+    let stored = 0
+    const { api } = await startSlack({
+      socket: true,
+      onMessage: async (message) => {
+        if (message.text === "disk full") throw new Error("SQLITE_FULL: database or disk is full")
+        await new Promise((resolve) => setTimeout(resolve, 100))
+        stored++
+      },
+    })
+    const failed = api.socket.sendEvent(event(api, dmEvent(USER, DM, "disk full")))
+    const slow = api.socket.sendEvent(event(api, dmEvent(USER, DM, "slow write")))
+    await waitFor(() => api.socket.acks.some((ack) => ack.envelope_id === slow))
+    expect(stored).toBe(1)
+    expect(api.socket.acks.map((ack) => ack.envelope_id)).not.toContain(failed)
   })
 
   it("restarts a connection that claims to be open but carries nothing", async () => {

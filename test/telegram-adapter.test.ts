@@ -254,6 +254,19 @@ describe("Telegram adapter: webhook", () => {
     expect((await post(port, update, WEBHOOK_SECRET)).status).toBe(200)
     expect(handlers.received).toEqual([{ conversation: CONVERSATION, user: `telegram:${CHAT}`, text: "by webhook", eventId: `telegram:${update.update_id}` }])
   })
+  it("answers 500 to an update the core could not store, so Telegram delivers it again", async () => {
+    let failing = true
+    handlers.take = async () => {
+      if (failing) throw new Error("SQLITE_BUSY: database is locked")
+    }
+    const webhook = await startChannel({ webhookUrl: "https://steward.example.com/telegram", webhookSecret: WEBHOOK_SECRET, webhookPort: 0 }, { webhookHost: "127.0.0.1" })
+    const update = textUpdate(CHAT, CHAT, "stored on the second try")
+    expect((await post(webhook.webhookPort!, update, WEBHOOK_SECRET)).status).toBe(500)
+    expect(handlers.received).toEqual([])
+    failing = false
+    expect((await post(webhook.webhookPort!, update, WEBHOOK_SECRET)).status).toBe(200)
+    expect(handlers.received.map((message) => message.text)).toEqual(["stored on the second try"])
+  })
 })
 
 describe("Telegram adapter: activity and progress", () => {

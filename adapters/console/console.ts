@@ -41,7 +41,7 @@ export class ConsoleChannel implements Channel {
     this.lines.on("line", (line) => {
       const text = line.trim()
       if (!text) return
-      previous = previous.then(() => onMessage({ conversation: CONSOLE_CONVERSATION, user: CONSOLE_CONVERSATION, text })).catch((error) => this.print(`(could not take that message: ${error instanceof Error ? error.message : error})`))
+      previous = previous.then(async () => void (await onMessage({ conversation: CONSOLE_CONVERSATION, user: CONSOLE_CONVERSATION, text }))).catch((error) => this.print(`(could not take that message: ${error instanceof Error ? error.message : error})`))
     })
     this.lines.on("close", () => void previous.then(this.onEnd))
     if (tty) this.lines.prompt()

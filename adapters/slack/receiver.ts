@@ -24,13 +24,11 @@ type Held = { event: ReceiverEvent; request: IncomingMessage; response: ServerRe
 
 /**
  * Slack's Events API over HTTP: checks each request's signature (a bad or stale one gets 401),
- * answers `url_verification` itself, and acknowledges an event the moment it is verified —
- * before Bolt builds its context and runs the listeners, and answers the `ssl_check` Slack
- * sends to a slash command's URL. Bolt's HTTPReceiver
- * acknowledges only from inside `processEvent`, so in a burst every ack waited behind the
- * routing of the events before it, and behind the core's work on them. Here verified events
- * wait until requests stop arriving (QUIET_MS, at most MAX_HOLD_MS), and then Bolt routes them
- * in the order they came: a burst is acknowledged first and worked on after.
+ * answers `url_verification` itself, answers the `ssl_check` Slack sends to a slash command's
+ * URL, and hands verified events to Bolt in bursts: they wait until requests stop arriving
+ * (QUIET_MS, at most MAX_HOLD_MS), and then Bolt routes them in the order they came. An event is
+ * answered 200 once the core has stored it, 500 when it could not (StoreFirstReceiver holds the
+ * acknowledgement until then): Slack retries what was not stored.
  *
  * Interactivity (button presses) keeps Bolt's own acknowledgement from the listener, since a
  * listener may answer with a body.
@@ -123,9 +121,10 @@ export class AckFirstReceiver implements Receiver {
     if (body.type === "url_verification") return http.buildUrlVerificationResponse(res, body)
     const retry = { retryNum: http.extractRetryNumFromHTTPRequest(req), retryReason: http.extractRetryReasonFromHTTPRequest(req) }
     if (body.type === "event_callback") {
-      // An event's answer carries nothing: Bolt itself acknowledges events before their listeners run.
-      http.buildNoBodyResponse(res, 200)
-      return this.hold({ event: { body, ...retry, ack: async () => {} }, request: req, response: res })
+      // An event's answer carries nothing; it goes once the core has stored the event (see
+      // StoreFirstReceiver), and a failure answers 500 so that Slack sends it again.
+      const ack = async () => void (res.headersSent || http.buildNoBodyResponse(res, 200))
+      return this.hold({ event: { body, ...retry, ack }, request: req, response: res })
     }
     const ack = new HTTPResponseAck({ logger, processBeforeResponse: false, httpRequest: verified, httpRequestBody: body, httpResponse: res })
     this.hold({ event: { body, ...retry, ack: ack.bind() }, request: req, response: res, acknowledged: () => ack.ack() })

@@ -2,8 +2,8 @@ import type { AddressInfo } from "node:net"
 import { App, SocketModeReceiver, webApi, type BlockAction, type ButtonAction, type Logger as BoltLogger } from "@slack/bolt"
 import type { Logger } from "pino"
 import { ConnectionHealth } from "../health/connection.ts"
-import { UndeliverableMessage, type Channel, type ChannelHandlers, type ChannelHealth } from "../../src/channel/channel.ts"
-import type { InboundMessage, OutgoingMessage, ProgressUpdate } from "../../src/core/types.ts"
+import { splitPlain, UndeliverableMessage, type Channel, type ChannelHandlers, type ChannelHealth } from "../../src/channel/channel.ts"
+import type { InboundMessage, InboundOutcome, OutgoingMessage, ProgressUpdate } from "../../src/core/types.ts"
 import type { Config } from "../../src/config/config.ts"
 import { portError } from "../../src/config/ports.ts"
 import { section, withButtons, type Block } from "./blocks.ts"
@@ -13,7 +13,9 @@ import { uploadFile } from "./files.ts"
 import { ACTION_ID, inboundOfAction, inboundOfEvent, type MessageEvent } from "./inbound.ts"
 import { boltLogger } from "./logger.ts"
 import { progressMessages } from "./progress.ts"
+import { escapePlain, findByMetadata, outboxMetadata, uploadTextFile } from "./outgoing.ts"
 import { AckFirstReceiver } from "./receiver.ts"
+import { StoreFirstReceiver } from "./store-first.ts"
 import { renderSlack, SLACK_LIMIT } from "./render.ts"
 import { chatCommandOf, inboundOfCommand, SLASH_COMMAND, slashHelp } from "./slash.ts"
 import { SocketWatchdog } from "./watchdog.ts"
@@ -73,6 +75,7 @@ type SlackConfig = Config["slack"] & { botToken: string }
  */
 export class SlackChannel implements Channel {
   readonly name = "slack"
+  readonly messageLimit = SLACK_LIMIT
   /** Posts and edits: created up front, since the outbox may send before start(). */
   private readonly web: webApi.WebClient
   private readonly clientOptions: webApi.WebClientOptions
@@ -126,8 +129,8 @@ export class SlackChannel implements Channel {
     // With the bot's ids given, Bolt does not call auth.test again.
     this.app = new App({ receiver, token: this.config.botToken, botId: me.bot_id, botUserId: me.user_id, logger, clientOptions: { ...this.clientOptions }, convoStore: false })
     this.route(handlers, me.team_id ?? "")
-    if (receiver instanceof SocketModeReceiver) {
-      this.watchdog = new SocketWatchdog(receiver.client, this.log, this.connection, this.options.socketSilenceMs)
+    if (receiver.inner instanceof SocketModeReceiver) {
+      this.watchdog = new SocketWatchdog(receiver.inner.client, this.log, this.connection, this.options.socketSilenceMs)
       await this.app.start()
       this.log.info("receiving Slack events over Socket Mode")
       return
@@ -149,7 +152,8 @@ export class SlackChannel implements Channel {
       this.busy.posted(conversation)
       return { messageId }
     }
-    const parts = renderSlack(message.text, SLACK_LIMIT, this.renderFailed(conversation))
+    // Plain: the outbox's fallback after an error of this adapter's own code; the text goes as it is.
+    const parts = message.plain ? splitPlain(escapePlain(message.text), SLACK_LIMIT) : renderSlack(message.text, SLACK_LIMIT, this.renderFailed(conversation))
     if (parts.length === 0) throw new UndeliverableMessage("nothing to send: the message is empty")
     // The outbox retries a conversation's failed message before it sends the next one, so a
     // partial send of this same message is the one being retried: the parts that got out are skipped.
@@ -161,9 +165,11 @@ export class SlackChannel implements Channel {
     for (let i = ids.length; i < parts.length; i++) {
       // Buttons go under the last part, after all of the text they answer.
       const blocks = buttons && i === parts.length - 1 ? withButtons(parts[i], buttons) : undefined
-      const posted = await this.web.chat.postMessage({ channel: place.channel, thread_ts: place.thread, text: parts[i], blocks })
+      // Each part carries the outbox id, so that after a crash the send can be found (findSent).
+      const posted = await this.web.chat.postMessage({ channel: place.channel, thread_ts: place.thread, text: parts[i], blocks, mrkdwn: !message.plain, metadata: outboxMetadata(message.ref) })
       ids.push({ channel: posted.channel ?? place.channel, ts: posted.ts! })
     }
+    if (message.attachment) await uploadTextFile(this.web, place, message.attachment)
     this.partial.delete(conversation)
     if (place.thread) this.threads.add(conversation)
     this.busy.posted(conversation)
@@ -179,6 +185,11 @@ export class SlackChannel implements Channel {
     // Without `blocks` Slack would keep the old ones, buttons included: the new text replaces them.
     const blocks: Block[] = [section(text)]
     await this.web.chat.update({ channel, ts, text, blocks })
+  }
+
+  /** A message posted with the outbox id `ref` since `since` (its metadata), if there is one. */
+  findSent(conversation: string, ref: string, since: Date): Promise<{ messageId: string } | undefined> {
+    return findByMetadata(this.web, placeOf(conversation), ref, since)
   }
 
   /** Logs a message the renderer could not format, which then goes out as plain text. */
@@ -219,7 +230,11 @@ export class SlackChannel implements Channel {
 
   private route(handlers: ChannelHandlers, team: string): void {
     const app = this.app!
-    app.error(async (error) => this.log.error({ err: error }, "could not handle a Slack event"))
+    // Rethrown: the event is then not acknowledged, and Slack sends it again (StoreFirstReceiver).
+    app.error(async (error) => {
+      this.log.error({ err: error }, "could not handle a Slack event")
+      throw error
+    })
     // Bolt has acknowledged an event before its listeners run; what follows is after the ack.
     app.event(/^(?:message|app_mention)$/, async ({ event, body }) => {
       const message = event as unknown as MessageEvent
@@ -228,8 +243,10 @@ export class SlackChannel implements Channel {
       await this.hand(handlers, inbound, { channel: message.channel, ts: message.ts })
     })
     app.action<BlockAction<ButtonAction>>({ type: "block_actions", action_id: ACTION_ID }, async ({ ack, body }) => {
+      // Held until the press is stored (StoreFirstReceiver).
       await ack()
-      await this.hand(handlers, inboundOfAction(body))
+      const outcome = await this.hand(handlers, inboundOfAction(body))
+      if (outcome?.notice) await this.tellOnly(body, outcome.notice)
     })
     // `/steward tasks` goes the way a typed `/tasks` goes, in the user's DM with Steward.
     app.command(SLASH_COMMAND, async ({ command, ack }) => {
@@ -242,27 +259,40 @@ export class SlackChannel implements Channel {
     })
   }
 
-  private receiverOf(logger: BoltLogger): SocketModeReceiver | AckFirstReceiver {
+  private receiverOf(logger: BoltLogger): StoreFirstReceiver<SocketModeReceiver | AckFirstReceiver> {
     const { appToken, signingSecret } = this.config
-    if (appToken) return new SocketModeReceiver({ appToken, logger, installerOptions: { clientOptions: { ...this.clientOptions } } })
+    if (appToken) return new StoreFirstReceiver(new SocketModeReceiver({ appToken, logger, installerOptions: { clientOptions: { ...this.clientOptions } } }))
     // Config validation refuses this combination; the check stays because unsigned events must never be taken.
     if (!signingSecret) throw new Error("Slack over HTTP needs a signing secret (or an app token for Socket Mode)")
-    return new AckFirstReceiver({ signingSecret, path: EVENTS_PATH, logger })
+    return new StoreFirstReceiver(new AckFirstReceiver({ signingSecret, path: EVENTS_PATH, logger }))
   }
 
-  /** onMessage rejects only when the core could not store the message; the event is acked by then, so it is logged. */
-  private hand(handlers: ChannelHandlers, message: InboundMessage | undefined, source?: MessageRef): Promise<void> {
+  /** A short note only the presser of a button sees (chat.postEphemeral). */
+  private async tellOnly(body: BlockAction<ButtonAction>, text: string): Promise<void> {
+    const channel = (body.container.channel_id as string | undefined) ?? body.channel?.id
+    if (!channel) return
+    const thread = body.message?.thread_ts as string | undefined
+    await this.web.chat.postEphemeral({ channel, user: body.user.id, text, thread_ts: thread }).catch((error: unknown) => this.log.warn({ err: error }, "could not show a note to the presser"))
+  }
+
+  /** onMessage rejects when the core could not store the message: logged and rethrown, so the
+   *  event is not acknowledged and Slack sends it again. `source` is the platform message that
+   *  brought it, for the busy indicator. */
+  private hand(handlers: ChannelHandlers, message: InboundMessage | undefined, source?: MessageRef): Promise<InboundOutcome | void> {
     if (!message) return Promise.resolve()
     const { conversation } = message
     const handed = (this.handing.get(conversation) ?? Promise.resolve())
-      // After the I/O already read: in a burst, the other events' acknowledgements go out before this one's work starts.
+      // After the I/O already read: in a burst, the other events are read before this one's work starts.
       .then(() => new Promise((resolve) => setImmediate(resolve)))
       .then(() => this.userZones.zoneOf(message.user.slice("slack:".length)))
       .then((timezone) => this.busy.during(conversation, source, () => handlers.onMessage(timezone === undefined ? message : { ...message, timezone })))
-      .catch((error: unknown) => this.log.error({ err: error, conversation, eventId: message.eventId }, "could not take a Slack message"))
-    this.handing.set(conversation, handed)
-    void handed.then(() => {
-      if (this.handing.get(conversation) === handed) this.handing.delete(conversation)
+    const settled = handed.then(
+      () => {},
+      (error: unknown) => this.log.error({ err: error, conversation, eventId: message.eventId }, "could not take a Slack message"),
+    )
+    this.handing.set(conversation, settled)
+    void settled.then(() => {
+      if (this.handing.get(conversation) === settled) this.handing.delete(conversation)
     })
     return handed
   }

@@ -1,7 +1,7 @@
-import { GrammyError, type Api } from "grammy"
+import { GrammyError, InputFile, type Api } from "grammy"
 import type { InlineKeyboardMarkup } from "grammy/types"
 import { UndeliverableMessage } from "../../src/channel/channel.ts"
-import type { Button } from "../../src/core/types.ts"
+import type { Button, TextAttachment } from "../../src/core/types.ts"
 import { renderTelegram, TELEGRAM_LIMIT, type Chunk } from "./render.ts"
 
 /** Telegram's bound on `callback_data`. */
@@ -41,7 +41,9 @@ async function withPlainFallback<T>(html: () => Promise<T>, plain: () => Promise
   }
 }
 
-export async function sendChunk(api: Api, chatId: number, chunk: Chunk, replyMarkup?: InlineKeyboardMarkup): Promise<number> {
+/** Sends one chunk as HTML (as plain text when Telegram cannot parse it), or as plain text only. */
+export async function sendChunk(api: Api, chatId: number, chunk: Chunk, replyMarkup?: InlineKeyboardMarkup, plainOnly = false): Promise<number> {
+  if (plainOnly) return (await api.sendMessage(chatId, chunk.plain, { reply_markup: replyMarkup })).message_id
   const sent = await withPlainFallback(
     () => api.sendMessage(chatId, chunk.html, { parse_mode: "HTML", reply_markup: replyMarkup }),
     () => api.sendMessage(chatId, chunk.plain, { reply_markup: replyMarkup }),
@@ -64,4 +66,10 @@ export async function editChunk(api: Api, chatId: number, messageId: number, chu
   ).catch((error: unknown) => {
     if (!isNotModified(error)) throw error
   })
+}
+
+/** A text sent as a document (sendDocument with the file's bytes): a reply too long for messages. */
+export async function sendTextFile(api: Api, chatId: number, file: TextAttachment): Promise<number> {
+  const sent = await api.sendDocument(chatId, new InputFile(Buffer.from(file.text, "utf8"), file.name))
+  return sent.message_id
 }

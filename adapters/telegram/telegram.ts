@@ -1,18 +1,19 @@
 import { stat } from "node:fs/promises"
 import { setTimeout as sleep } from "node:timers/promises"
 import { autoRetry } from "@grammyjs/auto-retry"
-import { run, sequentialize, type RunnerHandle } from "@grammyjs/runner"
+import { sequentialize } from "@grammyjs/runner"
 import { Bot, GrammyError, HttpError, type Transformer } from "grammy"
 import type { BotCommand } from "grammy/types"
 import type { Logger } from "pino"
 import { ConnectionHealth } from "../health/connection.ts"
-import { UndeliverableMessage, type Channel, type ChannelHandlers, type ChannelHealth } from "../../src/channel/channel.ts"
-import type { CommandInfo, InboundMessage, OutgoingMessage, ProgressUpdate } from "../../src/core/types.ts"
+import { splitPlain, UndeliverableMessage, type Channel, type ChannelHandlers, type ChannelHealth } from "../../src/channel/channel.ts"
+import type { CommandInfo, InboundMessage, InboundOutcome, OutgoingMessage, ProgressUpdate } from "../../src/core/types.ts"
 import { ConfigError, type Config } from "../../src/config/config.ts"
 import { fileFetcher, sendFile, type FetchFile } from "./files.ts"
-import { editChunk, inlineKeyboard, isMessageGone, isPermanentRefusal, renderSingle, sendChunk } from "./messages.ts"
+import { editChunk, inlineKeyboard, isMessageGone, isPermanentRefusal, renderSingle, sendChunk, sendTextFile } from "./messages.ts"
+import { UpdatePoller } from "./polling.ts"
 import { progressMessages } from "./progress.ts"
-import { renderTelegram } from "./render.ts"
+import { renderTelegram, TELEGRAM_LIMIT, type Chunk } from "./render.ts"
 import { TypingIndicator } from "./typing.ts"
 import { chatIdOf, inboundOfCallback, inboundOfMessage, telegramIdOf } from "./updates.ts"
 import { listenForUpdates, type WebhookServer } from "./webhook.ts"
@@ -51,11 +52,12 @@ type TelegramConfig = Config["telegram"] & { botToken: string }
  */
 export class TelegramChannel implements Channel {
   readonly name = "telegram"
+  readonly messageLimit = TELEGRAM_LIMIT
   private readonly bot: Bot
   private readonly typing: TypingIndicator
   private readonly progressMessages: ReturnType<typeof progressMessages>
   private readonly fetchFile: FetchFile
-  private runner?: RunnerHandle
+  private poller?: UpdatePoller
   private webhook?: WebhookServer
   /** Messages being handed to the core, so stop() lets them land before the store closes. */
   private readonly handing = new Set<Promise<void>>()
@@ -166,14 +168,15 @@ export class TelegramChannel implements Channel {
     }
     // getUpdates is refused while a webhook is set, e.g. by an earlier run in webhook mode.
     await this.bot.api.deleteWebhook()
-    this.runner = run(this.bot, { runner: { fetch: { allowed_updates: UPDATE_TYPES }, silent: true } })
-    this.runner.task()?.catch((error: unknown) => this.log.error({ err: error }, "Telegram polling stopped"))
+    this.poller = new UpdatePoller(this.bot, UPDATE_TYPES, this.log)
+    this.poller.start()
   }
 
   async send(conversation: string, message: OutgoingMessage): Promise<{ messageId: string }> {
     const chatId = chatIdOf(conversation)
     if (message.file) return { messageId: String(await this.sendFileOf(chatId, message.file, message.text)) }
-    const chunks = renderTelegram(message.text, undefined, this.renderFailed(conversation))
+    // Plain: the outbox's fallback after an error of this adapter's own code; the text goes as it is.
+    const chunks: Chunk[] = message.plain ? splitPlain(message.text, TELEGRAM_LIMIT).map((text) => ({ html: text, plain: text })) : renderTelegram(message.text, undefined, this.renderFailed(conversation))
     if (chunks.length === 0) throw new UndeliverableMessage("nothing to send: the message is empty")
     const keyboard = message.buttons?.length ? inlineKeyboard(message.buttons) : undefined
     // The outbox retries a conversation's failed message before it sends the next one, so a
@@ -183,8 +186,9 @@ export class TelegramChannel implements Channel {
     const messageIds = previous?.key === key ? previous.messageIds : []
     this.partial.set(conversation, { key, messageIds })
     for (let i = messageIds.length; i < chunks.length; i++) {
-      messageIds.push(await sendChunk(this.bot.api, chatId, chunks[i], i === chunks.length - 1 ? keyboard : undefined))
+      messageIds.push(await sendChunk(this.bot.api, chatId, chunks[i], i === chunks.length - 1 ? keyboard : undefined, message.plain))
     }
+    if (message.attachment) await sendTextFile(this.bot.api, chatId, message.attachment)
     this.partial.delete(conversation)
     // A question is edited when it closes: its id is that of the part that carries the buttons.
     return { messageId: String(keyboard ? messageIds.at(-1) : messageIds[0]) }
@@ -232,8 +236,8 @@ export class TelegramChannel implements Channel {
     await this.connecting
     this.typing.stop()
     this.progressMessages.stop()
-    await this.runner?.stop()
-    this.runner = undefined
+    await this.poller?.stop()
+    this.poller = undefined
     await this.webhook?.close()
     this.webhook = undefined
     await Promise.allSettled(this.handing)
@@ -243,21 +247,32 @@ export class TelegramChannel implements Channel {
     this.bot.catch((error) => this.log.error({ err: error.error, update: error.ctx.update.update_id }, "could not handle a Telegram update"))
     // A chat's updates are handed over one at a time, so the core queues them in the order sent.
     this.bot.use(sequentialize((ctx) => ctx.chat?.id.toString()))
-    this.bot.on("message", (ctx) => this.hand(handlers, inboundOfMessage(ctx.update.update_id, ctx.message, ctx.me.username, this.fetchFile)))
+    this.bot.on("message", async (ctx) => void (await this.hand(handlers, inboundOfMessage(ctx.update.update_id, ctx.message, ctx.me.username, this.fetchFile))))
     this.bot.on("callback_query", async (ctx) => {
       // The button shows a spinner until its query is answered, whatever becomes of the press.
+      // (Steward takes private chats only, where no one but the chat's user can press a button,
+      // so the core never has a note for someone else's press here.)
       await ctx.answerCallbackQuery().catch((error: unknown) => this.log.warn({ err: error }, "could not answer a button press"))
       await this.hand(handlers, inboundOfCallback(ctx.update.update_id, ctx.callbackQuery))
     })
   }
 
-  /** onMessage rejects only when the core could not store the message; that is logged, and polling goes on. */
-  private async hand(handlers: ChannelHandlers, message: InboundMessage | undefined): Promise<void> {
+  /** onMessage rejects only when the core could not store the message: that is logged and
+   *  rethrown, so the update is not confirmed to Telegram (a webhook answers 500; polling
+   *  fetches it again) and Telegram delivers it again. */
+  private async hand(handlers: ChannelHandlers, message: InboundMessage | undefined): Promise<InboundOutcome | void> {
     if (!message) return
-    const handed = handlers.onMessage(message).catch((error: unknown) => this.log.error({ err: error, conversation: message.conversation, eventId: message.eventId }, "could not take a Telegram message"))
-    this.handing.add(handed)
-    await handed
-    this.handing.delete(handed)
+    const handed = handlers.onMessage(message)
+    const settled = handed.then(
+      () => {},
+      (error: unknown) => this.log.error({ err: error, conversation: message.conversation, eventId: message.eventId }, "could not take a Telegram message"),
+    )
+    this.handing.add(settled)
+    try {
+      return await handed
+    } finally {
+      this.handing.delete(settled)
+    }
   }
 
   /** Everyone's menu leaves out owner-only commands; each owner's private chat gets the full one. */

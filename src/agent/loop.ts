@@ -19,6 +19,13 @@ const COMPACTION_REQUEST =
   "Provide a detailed summary of our conversation above, for continuing it without the earlier messages: what was asked, what was decided and done, what is pending."
 const CONTINUE_AFTER_COMPACTION = "Continue if you have next steps."
 const UNSUMMARISED = "(The earlier conversation could not be summarised.)"
+/** A tool call's arguments over this many characters (as JSON) are refused with a tool error:
+ *  larger input is a model gone astray (or a file's worth of text that belongs in a file). */
+export const MAX_TOOL_INPUT_CHARS = 256_000
+/** Input that arrives mid-run extends the step budget by half the role's steps per message, up
+ *  to this many times the role's steps; beyond that the run stops taking input, which waits for
+ *  the next run. */
+const MAX_BUDGET_FACTOR = 5
 const MAX_STEPS_REACHED =
   "You have used all the steps allowed for this run. Do not call tools. Respond now with text only: what was done, and what remains."
 
@@ -75,22 +82,30 @@ export async function runLoop(loopInput: LoopInput): Promise<LoopOutcome> {
   const input = { ...loopInput, tools: withFamilies(loopInput.tools, loopInput.rules) }
   const { log, context } = input
   const offered = toolSet(input.tools)
+  // Each message handed in mid-run brings steps of its own, so a burst of messages during a
+  // turn does not use up the steps the first one needed: every one of them gets an answer.
+  const perMessage = Math.max(2, Math.ceil(input.maxSteps / 2))
+  const ceiling = input.maxSteps * MAX_BUDGET_FACTOR
+  let budget = input.maxSteps
   for (let step = 0; ; step++) {
     context.abort.throwIfAborted()
     // The calls of the first step are in the log from before this run: they may have run.
     const waiting = await answerPendingCalls(input, step > 0)
     if (waiting) return { status: "waiting", call: waiting }
 
-    const injected = input.takeInput?.() ?? []
+    // Near the ceiling, input is left for the next run rather than taken without steps to answer it.
+    const injected = step === 0 || budget + perMessage <= ceiling ? (input.takeInput?.() ?? []) : []
     if (injected.length > 0) {
       const facts = input.environment ? [{ message: userMessage(input.environment()) }] : []
       await log.append(...facts, ...injected.map(({ eventId, text, fromUser, images }) => ({ eventId, message: userMessage(step > 0 ? reminder(text, fromUser) : text, images) })))
+      // The first message of the run has the role's steps; every other one brings its own.
+      budget = Math.min(ceiling, budget + perMessage * (step === 0 ? injected.length - 1 : injected.length))
     }
     const ended = runEnded(input)
     if (ended) return { status: "done", text: textOf(ended) }
 
     if (overflowed(log.records, input.usableTokens) || overBudget(input, offered)) await compact(input)
-    const lastStep = step >= input.maxSteps - 1
+    const lastStep = step >= budget - 1
     if (lastStep) await log.append({ message: userMessage(MAX_STEPS_REACHED) })
     const result = await generateStep(input, offered, lastStep)
     const [assistant, ...rest] = result.response.messages
@@ -245,6 +260,10 @@ type Output = { ok: true; value: unknown } | { ok: false; error: string }
 
 async function execute(input: LoopInput, def: ToolDefinition | undefined, call: ToolCallPart, fresh: boolean): Promise<Output> {
   if (!def) return { ok: false, error: `Unknown tool "${call.toolName}". Available tools: ${input.tools.map((t) => t.id).join(", ")}.` }
+  const size = JSON.stringify(call.input ?? null).length
+  if (size > MAX_TOOL_INPUT_CHARS) {
+    return { ok: false, error: `Input too large for tool ${def.id}: ${size} characters, the limit is ${MAX_TOOL_INPUT_CHARS}. Send less at once (split it over several calls, or write long text to a file).` }
+  }
   const parsed = def.parameters.safeParse(call.input)
   if (!parsed.success) return { ok: false, error: `Invalid input for tool ${def.id}: ${parsed.error.message}` }
   if (isDoomLoop(input.log.records, call)) {

@@ -1,4 +1,4 @@
-import type { CommandInfo, ConversationId, InboundMessage, OutgoingMessage, ProgressUpdate, UserId } from "../core/types.ts"
+import type { CommandInfo, ConversationId, InboundMessage, InboundOutcome, OutgoingMessage, ProgressUpdate, UserId } from "../core/types.ts"
 
 /**
  * A little durable memory the core keeps for a channel, for what an adapter shows that must be
@@ -12,8 +12,10 @@ export interface ChannelState {
 }
 
 export interface ChannelHandlers {
-  /** Resolves once the core has durably taken the message (or decided to ignore it). */
-  onMessage(message: InboundMessage): Promise<void>
+  /** Resolves once the core has durably taken the message (or decided to ignore it), with a
+   *  note for the sender alone when there is one; rejects when the core could not store it —
+   *  the adapter then leaves the platform event unacknowledged, so the platform delivers it again. */
+  onMessage(message: InboundMessage): Promise<InboundOutcome | void>
   commands: CommandInfo[]
   /** This channel's conversations Steward already takes part in, so that after a restart an
    *  adapter still recognises them (a Slack thread it follows needs no new mention). */
@@ -52,6 +54,13 @@ export interface Channel {
    *  such a message at once; any other error (network, timeout, 429, 5xx, anything unknown) is
    *  retried with backoff for as long as it takes. Without this method every error is transient. */
   isPermanent?(error: unknown): boolean
+  /** Characters of text one message holds: a reply longer than a few messages is sent as its
+   *  first part plus a file (the adapter sends `OutgoingMessage.attachment` with its platform's
+   *  document upload). Without it, replies are never capped. */
+  readonly messageLimit?: number
+  /** Looks for a message this channel posted with `ref` since `since`: after a restart, a send
+   *  that may have got out before the crash is found instead of sent twice. */
+  findSent?(conversation: ConversationId, ref: string, since: Date): Promise<{ messageId: string } | undefined>
   /** A task's live tool-call summary; the adapter may show and edit a status message. */
   progress?(conversation: ConversationId, update: ProgressUpdate): void
   /** Work for this conversation started (true) or everything ended (false): "typing…". */
@@ -96,4 +105,22 @@ export async function readLimited(response: Response, maxBytes: number): Promise
     }
     chunks.push(value)
   }
+}
+
+/**
+ * Cuts plain text into parts of at most `limit` characters: at the last blank line before the
+ * limit, else the last line end, else the last space, else at the limit. A loop, not recursion:
+ * any length and any content.
+ */
+export function splitPlain(text: string, limit: number): string[] {
+  const parts: string[] = []
+  let rest = text.trim()
+  while (rest.length > limit) {
+    const window = rest.slice(0, limit)
+    const cut = [window.lastIndexOf("\n\n"), window.lastIndexOf("\n"), window.lastIndexOf(" ")].find((at) => at > limit / 2) ?? limit
+    parts.push(rest.slice(0, cut).trimEnd())
+    rest = rest.slice(cut).trimStart()
+  }
+  if (rest) parts.push(rest)
+  return parts
 }

@@ -2,13 +2,16 @@ import type { Logger } from "pino"
 import type { OutgoingMessage } from "../core/types.ts"
 import type { OutboxRecord } from "../store/records.ts"
 import { newId, type Store, type StoredRecords } from "../store/store.ts"
-import { channelOf, UndeliverableMessage, type Channel } from "./channel.ts"
+import { channelOf, type Channel } from "./channel.ts"
+import { backoffMs, capped, classify } from "./delivery.ts"
 
-/** Backoff after a transient failure (of a send, or of the write that records one): 1 s
- *  doubling, capped at 5 min. */
-const FIRST_RETRY_MS = 1000
-const MAX_RETRY_MS = 5 * 60_000
-const backoffMs = (attempt: number): number => Math.min(MAX_RETRY_MS, FIRST_RETRY_MS * 2 ** Math.min(attempt - 1, 30))
+/** The origin of the note that tells the user a message could not be sent. */
+const UNDELIVERED = "undelivered:"
+
+export interface OutboxOptions {
+  /** Messages a reply may take before it is sent as its first part plus a file. */
+  maxReplyMessages?: number
+}
 
 /** What the outbox tells its owner, fixed when it is made. */
 export interface OutboxEvents {
@@ -26,21 +29,25 @@ export interface OutboxEvents {
  * sent (again) — after a failure with backoff, after a restart at once (or when its backoff
  * ends).
  *
- * Retry policy: a send that failed transiently (network, timeout, 429, 5xx, any error the
- * channel does not know to be permanent) is retried with backoff capped at 5 minutes, with no
- * limit on attempts, across restarts: an outage of any length delays replies but loses none.
- * There is deliberately no attempt bound: a bound is a length of outage after which replies are
- * dropped. Only a permanent refusal (`Channel.isPermanent`: the platform says the request itself
- * is wrong, e.g. the chat is gone or the bot was blocked) or an `UndeliverableMessage` fails a
- * record at once; `settled` reports it. The price: a conversation's later messages wait behind
- * its first unsent one, so an error wrongly taken as transient holds that conversation up (it is
- * logged on every attempt) until it is fixed.
+ * Retry policy (see delivery.ts): a send that failed transiently (network, timeout, 429, 5xx,
+ * any platform error the channel does not know to be permanent) is retried with backoff capped
+ * at 5 minutes, with no limit on attempts, across restarts: an outage of any length delays
+ * replies but loses none. A permanent refusal (`Channel.isPermanent`: the chat is gone, the bot
+ * was blocked) or an `UndeliverableMessage` fails a record at once; `settled` reports it. An
+ * error of the adapter's own code (a renderer's RangeError) is not the platform's: the message
+ * goes once more as plain text, and if that throws too it is failed and the user is told in a
+ * short plain note. Nothing but an outage holds a conversation's later messages up.
  *
- * The one window that cannot be closed: the process dies after the platform accepted a
- * message and before its id was written. That message is sent again on restart. The window
- * is kept to one awaited write: nothing else happens between the send and the record. If that
- * write fails, the record is delivered in memory all the same (this process never sends it
- * again) and the write is retried until it lands.
+ * A reply longer than `maxReplyMessages` of the channel's messages goes out as its first part
+ * plus the whole text as a `.md` file.
+ *
+ * The send window: the process dies after the platform accepted a message and before its id
+ * was written. A channel that can find its messages by the outbox id (`findSent`: Slack's
+ * message metadata) is asked before such a record is sent again after a restart; with any
+ * other (Telegram) the message is sent again. The window is kept to one awaited write: nothing
+ * else happens between the send and the record. If that write fails, the record is delivered
+ * in memory all the same (this process never sends it again) and the write is retried until
+ * it lands.
  *
  * A reply the adapter had to split is one record. While the process lives, a retry of it
  * resumes after the parts that got out (the adapter remembers their ids in memory); after a
@@ -52,6 +59,9 @@ export class Outbox {
    *  the cost of a send do not grow with every message ever sent. */
   private pending = new Map<string, OutboxRecord>()
   private byOrigin = new Map<string, OutboxRecord>()
+  /** Records found pending at start-up: they may have got out just before the stop. */
+  private uncertain = new Set<string>()
+  private readonly maxReplyMessages: number
   /** One sender per conversation keeps its messages in order. */
   private senders = new Map<string, Promise<void>>()
   private again = new Set<string>()
@@ -65,11 +75,17 @@ export class Outbox {
     private readonly channels: Map<string, Channel>,
     private readonly log: Logger,
     private readonly on: OutboxEvents = {},
-  ) {}
+    options: OutboxOptions = {},
+  ) {
+    this.maxReplyMessages = options.maxReplyMessages ?? 5
+  }
 
   async load(): Promise<void> {
     for (const record of await this.store.unsentOutbox()) this.track(record)
-    for (const record of this.pending.values()) this.kick(record.conversation)
+    for (const record of this.pending.values()) {
+      this.uncertain.add(record.id)
+      this.kick(record.conversation)
+    }
   }
 
   /** Queues a message for `conversation` unless `origin` already produced one. The message is
@@ -91,8 +107,8 @@ export class Outbox {
   /** A record for `message`, to be written by the caller in its own save and then `commit`ted:
    *  for messages that must land together with another state change (a question's answer). */
   prepare(conversation: string, message: OutgoingMessage | string, origin: string, editOf?: string): OutboxRecord {
-    const { text, buttons, file } = typeof message === "string" ? { text: message, buttons: undefined, file: undefined } : message
-    return { id: newId(), origin, conversation, text, buttons, ...(file && { file }), editOf, status: "pending", attempts: 0, createdAt: new Date().toISOString() }
+    const { text, buttons, file, plain } = typeof message === "string" ? { text: message, buttons: undefined, file: undefined, plain: undefined } : message
+    return { id: newId(), origin, conversation, text, buttons, ...(file && { file }), editOf, plain, status: "pending", attempts: 0, createdAt: new Date().toISOString() }
   }
 
   /** Starts sending a record the caller has written. */
@@ -112,12 +128,12 @@ export class Outbox {
     return [...this.channels.keys()]
   }
 
-  /** True while a message could still go out without a new event (now or after a backoff). */
   /** Messages written but not yet delivered (or failed). */
   get backlog(): number {
     return this.pending.size
   }
 
+  /** True while a message could still go out without a new event (now or after a backoff). */
   get busy(): boolean {
     // A sender under way counts until its record's new state is written and reported.
     return this.senders.size > 0 || [...this.pending.values()].some((record) => this.channels.has(channelOf(record.conversation)))
@@ -190,7 +206,8 @@ export class Outbox {
   private async send(channel: Channel, record: OutboxRecord): Promise<void> {
     let update: OutboxRecord
     try {
-      const { messageId } = await this.deliver(channel, record)
+      const found = this.uncertain.delete(record.id) ? await this.findSent(channel, record) : undefined
+      const { messageId } = found ?? (await this.deliver(channel, record))
       update = { ...record, status: "delivered", messageId, attempts: record.attempts + 1, nextAttemptAt: undefined, error: undefined }
     } catch (error) {
       update = this.afterFailure(channel, record, error)
@@ -198,17 +215,38 @@ export class Outbox {
     // In memory first: whatever becomes of the write, this process does not send it again.
     this.track(update)
     if (!(await this.persist(update))) return
+    if (update.status === "failed" && update.plain && !update.origin.startsWith(UNDELIVERED)) await this.tellUndelivered(update)
     // Awaited, so the sender (and `busy`) lasts until the report of it is on record too.
     if (update.status !== "pending") await this.on.settled?.(update)
   }
 
-  /** A permanent refusal fails the record; anything else schedules the next attempt. */
+  /** A send of unknown outcome (pending at start-up), looked up where the channel can. A failed
+   *  lookup is no answer: the message is sent, as it would be without the lookup. */
+  private async findSent(channel: Channel, record: OutboxRecord): Promise<{ messageId: string } | undefined> {
+    if (!channel.findSent || record.editOf) return undefined
+    try {
+      const found = await channel.findSent(record.conversation, record.id, new Date(Date.parse(record.createdAt) - 60_000))
+      if (found) this.log.warn({ conversation: record.conversation, outbox: record.id }, "the message got out before the restart; not sent again")
+      return found
+    } catch (error) {
+      this.log.warn({ err: error, conversation: record.conversation, outbox: record.id }, "could not look up whether a message got out before the restart; sending it")
+      return undefined
+    }
+  }
+
+  /** A refusal fails the record; an error of the adapter's own code sends it as plain text,
+   *  once; anything else schedules the next attempt. */
   private afterFailure(channel: Channel, record: OutboxRecord, error: unknown): OutboxRecord {
     const attempts = record.attempts + 1
     const message = error instanceof Error ? error.message : String(error)
     const context = { conversation: record.conversation, outbox: record.id, attempts, err: message }
-    if (this.isPermanent(channel, error)) {
-      this.log.error(context, "the platform refused the message for good; it is not retried")
+    const kind = classify(channel, error, (classifying) => this.log.error({ err: classifying, channel: channel.name }, "could not classify a send error; taking it as transient"))
+    if (kind === "local" && !record.plain) {
+      this.log.error({ ...context, err: error }, "could not send the message as formatted; sending it as plain text")
+      return { ...record, attempts, error: message, plain: true, status: "pending", nextAttemptAt: undefined }
+    }
+    if (kind !== "transient") {
+      this.log.error(context, kind === "local" ? "could not send the message even as plain text; giving up" : "the platform refused the message for good; it is not retried")
       return { ...record, attempts, error: message, status: "failed", nextAttemptAt: undefined }
     }
     const delay = backoffMs(attempts)
@@ -216,14 +254,10 @@ export class Outbox {
     return { ...record, attempts, error: message, status: "pending", nextAttemptAt: new Date(Date.now() + delay).toISOString() }
   }
 
-  private isPermanent(channel: Channel, error: unknown): boolean {
-    if (error instanceof UndeliverableMessage) return true
-    try {
-      return channel.isPermanent?.(error) === true
-    } catch (classifying) {
-      this.log.error({ err: classifying, channel: channel.name }, "could not classify a send error; taking it as transient")
-      return false
-    }
+  /** Tells the user, in a short plain note after it, that a message of theirs could not be sent. */
+  private async tellUndelivered(record: OutboxRecord): Promise<void> {
+    const note = { text: "(A message could not be shown here because of an error. Please ask again in other words.)", plain: true }
+    await this.add(record.conversation, note, `${UNDELIVERED}${record.id}`).catch((error) => this.log.error({ err: error, outbox: record.id }, "could not queue the note about an undelivered message"))
   }
 
   /** Writes a record's new state, retrying a failed write with backoff until it lands; once
@@ -265,12 +299,12 @@ export class Outbox {
    *  as a message of its own so the user still sees it. Edits are idempotent, so a retried one
    *  does no harm. */
   private async deliver(channel: Channel, record: OutboxRecord): Promise<{ messageId: string }> {
-    const message = { text: record.text, buttons: record.buttons, ...(record.file && { file: record.file }) }
     const target = record.editOf ? (this.pending.get(record.editOf) ?? (await this.store.outboxRecord(record.editOf))) : undefined
     if (target?.messageId) {
-      await channel.edit(record.conversation, target.messageId, message)
+      await channel.edit(record.conversation, target.messageId, { text: record.text, buttons: record.buttons })
       return { messageId: target.messageId }
     }
-    return channel.send(record.conversation, message)
+    const message = { text: record.text, buttons: record.buttons, ...(record.file && { file: record.file }), plain: record.plain || undefined, ref: record.id }
+    return channel.send(record.conversation, capped(message, channel, this.maxReplyMessages))
   }
 }

@@ -39,6 +39,8 @@ export interface Config {
   /** The most a prompt may hold (CONTEXT_BUDGET_TOKENS): what every call costs, not the window. */
   contextBudgetTokens: number
   maxRetries: number
+  /** A reply longer than this many messages goes out as its first part plus the whole text as a file. */
+  maxReplyMessages: number
   /** How long one model request may go without a response before it is retried. */
   modelTimeoutMs: number
   permissionsFile?: string
@@ -117,6 +119,7 @@ const schema = z.object({
   TELLER_MAX_STEPS: wholeNumber(1, 200).default(8),
   PLANNER_MAX_STEPS: wholeNumber(1, 200).default(20),
   WORKER_MAX_STEPS: wholeNumber(1, 200).default(30),
+  MAX_REPLY_MESSAGES: wholeNumber(1, 100).default(5),
   MODEL_CONTEXT_TOKENS: wholeNumber(1000).default(128_000),
   MODEL_OUTPUT_TOKENS: wholeNumber(256).default(32_000),
   CONTEXT_BUDGET_TOKENS: wholeNumber(4000).default(32_000),
@@ -283,6 +286,7 @@ function toConfig(vars: Vars, models: Config["models"]): Config {
     context: { contextTokens: vars.MODEL_CONTEXT_TOKENS, outputTokens: vars.MODEL_OUTPUT_TOKENS },
     contextBudgetTokens: vars.CONTEXT_BUDGET_TOKENS,
     maxRetries: vars.MODEL_MAX_RETRIES,
+    maxReplyMessages: vars.MAX_REPLY_MESSAGES,
     modelTimeoutMs: vars.MODEL_TIMEOUT * 1000,
     permissionsFile: vars.PERMISSIONS_FILE === undefined ? undefined : resolve(vars.PERMISSIONS_FILE),
     telegram: {

@@ -76,6 +76,25 @@ export interface OutgoingMessage {
   text: string
   buttons?: Button[]
   file?: OutgoingFile
+  /** Send `text` as it is, without formatting: its formatted form could not be sent. */
+  plain?: boolean
+  /** The core's id for this message (its outbox record): a channel that can tag what it posts
+   *  with it finds a send of unknown outcome again after a restart (`Channel.findSent`). */
+  ref?: string
+  /** A text file to send after `text` (a reply too long for messages, in full). */
+  attachment?: TextAttachment
+}
+
+/** A text document sent as a file. */
+export interface TextAttachment {
+  name: string
+  text: string
+}
+
+/** What the core answers an adapter about a message it took: a short note for the sender alone
+ *  (a button of a question asked of someone else), which the platform shows only to them. */
+export interface InboundOutcome {
+  notice?: string
 }
 
 /** A file on this machine to post into the chat. */

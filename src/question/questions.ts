@@ -131,20 +131,24 @@ export class Questions {
 
   /**
    * Offers a user's message to the conversation's open question. "answered": it was the
-   * answer; "hint": it was not one of the options, and the user was told which are; undefined:
+   * answer; "hint": it was not one of the options, and the user was told which are;
+   * "not_yours": a button of a question asked of another user (nothing happens); undefined:
    * there is no open question for it (a stale button press included), so it is an ordinary message.
    */
-  async take(message: InboundMessage): Promise<"answered" | "hint" | "stale" | undefined> {
+  async take(message: InboundMessage): Promise<"answered" | "hint" | "stale" | "not_yours" | undefined> {
     if (message.action !== undefined) {
       const [id, index] = message.action.split(":")
       const record = this.records.get(id ?? "")
       const option = record?.status === "open" && record.conversation === message.conversation ? record.options?.[Number(index)] : undefined
       if (!record || option === undefined) return "stale"
+      // In a shared thread, a question is answered by the user it was asked of, and no one else.
+      if (record.user !== message.user) return "not_yours"
       await this.resolve(record, { answer: option, source: "user" }, { typed: message.text })
       return "answered"
     }
     const record = this.openIn(message.conversation)
-    if (!record) return undefined
+    // Someone else writing in the thread is not answering: an ordinary message.
+    if (!record || record.user !== message.user) return undefined
     // The user is never trapped by a question: /skip takes its default (or no answer), and text
     // that is no option is their own answer once they have been shown the options again.
     if (message.text.trim().toLowerCase() === SKIP) {

@@ -2,6 +2,7 @@ import type { Logger } from "pino"
 import { TERMINAL, type FiringRecord, type TaskStatus, type TriggerRecord } from "../core/types.ts"
 import { newId, type Store } from "../store/store.ts"
 import type { SchedulerHost } from "./host.ts"
+import { errorText } from "../core/errors.ts"
 import type { TriggerTable } from "./trigger-table.ts"
 
 export interface FiringsDeps {
@@ -126,8 +127,4 @@ export class Firings {
     }
     await this.table.save({ ...this.table.get(trigger.id)!, runningTaskId: taskId }, { ...firing, taskId })
   }
-}
-
-export function errorText(error: unknown): string {
-  return error instanceof Error ? error.message : String(error)
 }

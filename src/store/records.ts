@@ -74,6 +74,8 @@ export interface OutboxRecord {
   messageId?: string
   nextAttemptAt?: string
   error?: string
+  /** Sent as plain text: the adapter could not send its formatted form. */
+  plain?: boolean
 }
 
 /** A question to the user (ask_user, or a permission that needs the user's approval). */

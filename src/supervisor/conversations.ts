@@ -1,10 +1,10 @@
 import type { Logger } from "pino"
 import type { Agent } from "../agent/agents.ts"
-import { toolCalls, type LoopInput, type LoopOutcome } from "../agent/loop.ts"
+import { type LoopInput, type LoopOutcome } from "../agent/loop.ts"
 import type { Outbox } from "../channel/outbox.ts"
 import type { ConversationId, ImageRef, OutgoingFile, UserId, WorkObserver } from "../core/types.ts"
 import type { Questions } from "../question/questions.ts"
-import type { InboxEvent, SessionRecord } from "../store/records.ts"
+import type { InboxEvent, MessageRecord, SessionRecord } from "../store/records.ts"
 import { newId, type Store } from "../store/store.ts"
 import type { Caller, ReplyCapability } from "../tool/capabilities.ts"
 import { readableReport } from "./report.ts"
@@ -53,12 +53,17 @@ export class Conversations implements ReplyCapability {
   private turns = new Map<ConversationId, AbortController>()
   /** Turns under way, so stop() can wait for them. */
   private inflight = new Set<Promise<unknown>>()
+  /** Ids of the events queued or being handled: an event is taken once, however often it is
+   *  woken (a batch's results by recovery and by the normal path). */
+  private queued = new Set<string>()
 
   constructor(private readonly deps: ConversationsDeps) {}
 
   /** Takes the events left pending by a stop or crash (see recovery.ts); `resume` runs them. */
   async load(): Promise<void> {
-    for (const event of await this.deps.store.events()) this.conversation(event.conversation, event.user).events.push(event)
+    // Ids are not all creation-ordered (a batch's results are named after the batch): arrival order is.
+    const events = (await this.deps.store.events()).sort((a, b) => a.createdAt.localeCompare(b.createdAt))
+    for (const event of events) this.enqueue(event)
   }
 
   /** Starts the turns of every conversation with events waiting, or of one. */
@@ -98,9 +103,16 @@ export class Conversations implements ReplyCapability {
 
   /** Wakes the conversation's Teller with an event already on record. */
   enqueue(event: InboxEvent): void {
+    if (this.queued.has(event.id)) return
+    this.queued.add(event.id)
     const conversation = this.conversation(event.conversation, event.user)
     conversation.events.push(event)
     this.pump(conversation)
+  }
+
+  /** Conversations held in memory: those with a turn running or events waiting. */
+  get size(): number {
+    return this.conversations.size
   }
 
   /** Records a user message (with the platform event id that brought it, when given) and
@@ -124,7 +136,8 @@ export class Conversations implements ReplyCapability {
 
   /** The id of the conversation's Teller session, created on first use. */
   async tellerSessionId(conversation: ConversationId, user: UserId): Promise<string> {
-    return (await this.tellerSession(this.conversation(conversation, user))).info.id
+    const held = this.conversations.get(conversation)
+    return held?.tellerSessionId ?? (await this.sessionInfo(conversation, user)).id
   }
 
   /** The reply tool: a reply in a turn that handles a scheduled report is that report, so its
@@ -165,6 +178,8 @@ export class Conversations implements ReplyCapability {
         conversation.busy = false
         this.deps.changed()
         this.pump(conversation)
+        // Nothing left to do: the conversation is read again from the store when it next has work.
+        if (!conversation.busy && conversation.events.length === 0 && this.conversations.get(conversation.id) === conversation) this.conversations.delete(conversation.id)
       })
     this.inflight.add(run)
     void run.finally(() => this.inflight.delete(run))
@@ -178,12 +193,20 @@ export class Conversations implements ReplyCapability {
     this.deps.store.save({ events: [attempt] }).catch((error) => this.deps.log.error({ err: error }, "could not record a turn attempt"))
     conversation.events[0] = attempt
     const session = await this.tellerSession(conversation)
+    try {
+      await this.handle(conversation, session, attempt, first)
+    } finally {
+      this.deps.sessions.release(session.info.id)
+    }
+  }
+
+  private async handle(conversation: Conversation, session: Session, attempt: InboxEvent, first: InboxEvent): Promise<void> {
     if (attempt.attempts > MAX_TURN_ATTEMPTS) {
       conversation.events.shift()
       // Results are sent as they are; a message the user can send again.
       if (attempt.kind === "task_results") await this.relayResults(attempt)
       else await this.deps.outbox.add(conversation.id, "Sorry — I kept failing while handling your last message, so I stopped. Please send it again.", `giveup:${attempt.id}`)
-      await this.deps.store.save({ eventsDone: [attempt.id] })
+      await this.done([attempt])
       return
     }
     const consumed: InboxEvent[] = []
@@ -228,19 +251,35 @@ export class Conversations implements ReplyCapability {
       this.turnFirings.delete(conversation.id)
     }
     const firingId = firings.values().next().value
-    if (outcome.status === "done" && outcome.text && !this.repliedSince(session, turnStart, consumed)) {
+    let answered = this.repliedSince(session, turnStart, consumed)
+    if (outcome.status === "done" && outcome.text && !answered) {
       // A turn that ends in plain text without calling reply still answers the user.
       await this.deps.outbox.add(conversation.id, outcome.text, `final:${session.records.at(-1)!.id}`, {}, firingId)
+      answered = true
     }
-    // Task results are never dropped: when the turn failed before the Teller replied, or it
-    // posted nothing for a scheduled run, the results themselves go out.
+    // A turn that neither answered nor got anything done: every step a broken tool call, or
+    // empty answers. It must not pass in silence.
+    const silent = !answered && outcome.status === "done" && !session.records.slice(this.turnFrom(session, turnStart, consumed)).some((record) => isSuccessfulToolResult(record))
+    // Task results are never dropped: when the turn failed or was silent, or posted nothing for
+    // a scheduled run, the results themselves go out.
     for (const event of consumed) {
       if (event.kind !== "task_results" || stopped) continue
-      const relayed = event.firingId ? await this.deps.outbox.hasFiring(event.firingId) : !failed || this.repliedSince(session, turnStart, consumed)
+      const relayed = event.firingId ? await this.deps.outbox.hasFiring(event.firingId) : answered || (!failed && !silent)
       if (!relayed) await this.relayResults(event)
     }
-    await this.deps.store.save({ eventsDone: consumed.map((event) => event.id) })
+    // A message the silent turn did not answer gets a short word on what went wrong.
+    const unanswered = consumed.find((event) => event.kind !== "task_results")
+    if (silent && !failed && unanswered) {
+      await this.deps.outbox.add(conversation.id, `Sorry — I could not come up with an answer to that: ${whatWentWrong(session.records.slice(turnStart))}. Please try again or rephrase.`, `silent:${unanswered.id}`)
+    }
+    await this.done(consumed)
     this.deps.observer?.turnEnded(failed ? "failed" : "completed")
+  }
+
+  /** The events handled: off the log, and off the inbox. */
+  private async done(events: InboxEvent[]): Promise<void> {
+    await this.deps.store.save({ eventsDone: events.map((event) => event.id) })
+    for (const event of events) this.queued.delete(event.id)
   }
 
   /** Sends a batch's results to the user as they are, for when the Teller did not relay them. */
@@ -251,23 +290,51 @@ export class Conversations implements ReplyCapability {
 
   /** Did the Teller call reply during this turn (including before a crash that replayed it)? */
   private repliedSince(session: Session, turnStart: number, consumed: InboxEvent[]): boolean {
-    const firstEvent = session.records.findIndex((record) => consumed.some((event) => event.id === record.eventId))
-    const from = firstEvent >= 0 ? Math.min(firstEvent, turnStart) : turnStart
-    return session.records.slice(from).some((record) => toolCalls(record.message).some((call) => call.toolName === "reply"))
+    // A reply call the tool refused (bad arguments) said nothing to the user.
+    return session.records.slice(this.turnFrom(session, turnStart, consumed)).some((record) => isSuccessfulToolResult(record, "reply"))
   }
 
-  private async tellerSession(conversation: Conversation): Promise<Session> {
-    const info = (id: string): SessionRecord => ({ id, role: "teller", agent: "teller", conversation: conversation.id, user: conversation.user, createdAt: new Date().toISOString() })
-    if (!conversation.tellerSessionId) {
-      const record = await this.deps.store.conversation(conversation.id)
-      if (record) conversation.tellerSessionId = record.tellerSessionId
-      else {
-        const session = info(newId())
-        await this.deps.store.save({ conversations: [{ id: conversation.id, user: conversation.user, tellerSessionId: session.id }], sessions: [session] })
-        this.deps.sessions.adopt(session)
-        conversation.tellerSessionId = session.id
-      }
-    }
-    return this.deps.sessions.open(info(conversation.tellerSessionId))
+  /** Where this turn's records begin: at its first event's, when the turn is a replay after a
+   *  crash (what it did before the crash counts), else where this run started. */
+  private turnFrom(session: Session, turnStart: number, consumed: InboxEvent[]): number {
+    const firstEvent = session.records.findIndex((record) => consumed.some((event) => event.id === record.eventId))
+    return firstEvent >= 0 ? Math.min(firstEvent, turnStart) : turnStart
   }
+
+  /** Opens the conversation's Teller session; the caller releases it. */
+  private async tellerSession(conversation: Conversation): Promise<Session> {
+    const info = conversation.tellerSessionId ? this.infoOf(conversation.id, conversation.user, conversation.tellerSessionId) : await this.sessionInfo(conversation.id, conversation.user)
+    conversation.tellerSessionId = info.id
+    return this.deps.sessions.open(info)
+  }
+
+  /** The conversation's Teller session as on record, or a new one written now. */
+  private async sessionInfo(conversation: ConversationId, user: UserId): Promise<SessionRecord> {
+    const record = await this.deps.store.conversation(conversation)
+    if (record) return this.infoOf(conversation, user, record.tellerSessionId)
+    const session = this.infoOf(conversation, user, newId())
+    await this.deps.store.save({ conversations: [{ id: conversation, user, tellerSessionId: session.id }], sessions: [session] })
+    this.deps.sessions.adopt(session)
+    return session
+  }
+
+  private infoOf(conversation: ConversationId, user: UserId, id: string): SessionRecord {
+    return { id, role: "teller", agent: "teller", conversation, user, createdAt: new Date().toISOString() }
+  }
+}
+
+/** For the user, what kept the Teller from answering: the last tool error it got, or its silence. */
+function whatWentWrong(records: readonly MessageRecord[]): string {
+  for (let i = records.length - 1; i >= 0; i--) {
+    const message = records[i]!.message
+    if (message.role !== "tool") continue
+    const error = message.content.find((part) => part.type === "tool-result" && part.output.type === "error-text")
+    if (error?.type === "tool-result" && error.output.type === "error-text") return `my tools kept failing (${error.output.value.slice(0, 200)})`
+  }
+  return "the model gave no answer"
+}
+
+function isSuccessfulToolResult(record: MessageRecord, tool?: string): boolean {
+  const { message } = record
+  return message.role === "tool" && message.content.some((part) => part.type === "tool-result" && !part.output.type.startsWith("error") && (tool === undefined || part.toolName === tool))
 }

@@ -3,7 +3,7 @@ import type { Access } from "../access/access.ts"
 import type { Attachments } from "../attachments/attachments.ts"
 import type { Outbox } from "../channel/outbox.ts"
 import { BUILT_IN, parseCommand, type FileCommand, type Parsed } from "../command/commands.ts"
-import type { CommandInfo, ConversationId, InboundMessage, UserId, WorkObserver } from "../core/types.ts"
+import type { CommandInfo, ConversationId, InboundMessage, InboundOutcome, UserId, WorkObserver } from "../core/types.ts"
 import type { Questions } from "../question/questions.ts"
 import type { Scheduler } from "../schedule/scheduler.ts"
 import { newId, type Store } from "../store/store.ts"
@@ -34,6 +34,9 @@ export interface InboundGateDeps {
   workerTypes: ReadonlySet<string>
 }
 
+/** What the sender alone is shown when they press a button of someone else's question. */
+export const NOT_YOUR_QUESTION = "This question was asked of someone else; only they can answer it."
+
 /**
  * Where every chat message and button press comes in: a platform event seen before is dropped,
  * a stranger gets a pairing code and reaches no model, a command runs without a model deciding,
@@ -50,8 +53,15 @@ export class InboundGate {
     return [...BUILT_IN, ...this.deps.fileCommands.map((c) => ({ name: c.name, description: c.description }))]
   }
 
-  /** Returns false when nothing was taken (a duplicate or a stranger). */
-  async inbound(message: InboundMessage): Promise<boolean> {
+  /** What an adapter's `onMessage` answers: a message is durably taken (or ignored) once this
+   *  resolves; it rejects when it could not be stored. */
+  async take(message: InboundMessage): Promise<InboundOutcome> {
+    return (await this.inbound(message)) === "not_yours" ? { notice: NOT_YOUR_QUESTION } : {}
+  }
+
+  /** Returns false when nothing was taken (a duplicate or a stranger), "not_yours" for a button
+   *  of a question asked of another user. */
+  async inbound(message: InboundMessage): Promise<boolean | "not_yours"> {
     const { store, access, questions, conversations, log } = this.deps
     const eventId = message.eventId
     if (eventId !== undefined) {
@@ -90,6 +100,7 @@ export class InboundGate {
       if (eventId !== undefined) await store.save({ seen: [eventId] })
       const taken = command ? undefined : await questions.take(message)
       if (taken === "stale") log.info({ conversation: message.conversation }, "button of a closed question pressed; ignored")
+      if (taken === "not_yours") return "not_yours"
       if (command) await this.command(message, command)
       else if (!taken) await conversations.userMessage(message.conversation, message.user, message.text, message.text)
       return true

@@ -25,14 +25,16 @@ export interface Recoverable {
 /**
  * Start-up, after a stop or a crash: everything is rebuilt from the store, in this order.
  * Unsent replies go out; a task that was running when Steward stopped is queued again (or
- * failed, the second time); batches that ended unreported wake their Teller; pending inbox
- * events, pairings, questions and triggers are loaded; then the queues and turns start.
+ * failed, the second time); pending inbox events are loaded and batches that ended unreported
+ * wake their Teller (one event per batch, whichever does it); pairings, questions and triggers are loaded; then the queues and turns start.
  */
 export async function recover(parts: Recoverable): Promise<void> {
   await parts.outbox.load()
   parts.board.load(await requeueInterrupted(parts.store, parts.log))
-  await parts.board.reportEnded()
+  // Pending events first: a batch reported before the stop is in them, and the inbox takes an
+  // event id once, so reportEnded's wake of the same batch adds nothing.
   await parts.conversations.load()
+  await parts.board.reportEnded()
   await parts.access.load()
   await parts.questions.load()
   await parts.scheduler.start()

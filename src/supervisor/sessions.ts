@@ -22,27 +22,56 @@ export class Session implements SessionLog {
   }
 }
 
-/** Loads each session once; the Supervisor is the only writer, so the copy stays current. */
+/** Idle sessions kept in memory; beyond this the least recently used are read again when needed. */
+const IDLE_SESSIONS = 256
+
+/**
+ * Loads each session once; the Supervisor is the only writer, so the copy stays current. A
+ * session in use (opened and not yet released or forgotten) stays in memory; the idle ones are
+ * kept up to a bound, least recently used first out, so memory does not grow with every
+ * conversation ever held.
+ */
 export class Sessions {
+  /** In least-recently-used order, oldest first. */
   private cache = new Map<string, Promise<Session>>()
+  /** Sessions in use, with how many users each has: never evicted. */
+  private pins = new Map<string, number>()
 
-  constructor(private readonly store: Store) {}
+  constructor(
+    private readonly store: Store,
+    private readonly idleLimit = IDLE_SESSIONS,
+  ) {}
 
-  /** The session with this id, created from `info` if it does not exist yet. */
+  /** The session with this id, created from `info` if it does not exist yet; in use until
+   *  `release`d (or `forget`ten). */
   open(info: SessionRecord): Promise<Session> {
     let session = this.cache.get(info.id)
-    if (!session) {
+    if (session) this.cache.delete(info.id)
+    else {
       session = this.load(info)
-      this.cache.set(info.id, session)
-      session.catch(() => this.cache.delete(info.id))
+      session.catch(() => {
+        if (this.cache.get(info.id) === session) this.cache.delete(info.id)
+      })
     }
+    this.cache.set(info.id, session)
+    this.pins.set(info.id, (this.pins.get(info.id) ?? 0) + 1)
     return session
+  }
+
+  /** The caller is done with the session for now: it may be evicted once idle long enough. */
+  release(id: string): void {
+    const pins = (this.pins.get(id) ?? 1) - 1
+    if (pins > 0) this.pins.set(id, pins)
+    else this.pins.delete(id)
+    this.evict()
   }
 
   /** A session whose record the caller writes in its own save (with the task or conversation
    *  that introduces it): nothing to read, nothing more to write. */
   adopt(info: SessionRecord): void {
+    this.cache.delete(info.id)
     this.cache.set(info.id, Promise.resolve(new Session(info, [], this.store)))
+    this.evict()
   }
 
   async exists(id: string): Promise<SessionRecord | undefined> {
@@ -51,6 +80,20 @@ export class Sessions {
 
   forget(id: string): void {
     this.cache.delete(id)
+    this.pins.delete(id)
+  }
+
+  /** Sessions in memory (for tests and the soak benchmark). */
+  get size(): number {
+    return this.cache.size
+  }
+
+  private evict(): void {
+    if (this.cache.size <= this.idleLimit + this.pins.size) return
+    for (const id of this.cache.keys()) {
+      if (this.cache.size <= this.idleLimit + this.pins.size) return
+      if (!this.pins.has(id)) this.cache.delete(id)
+    }
   }
 
   private async load(info: SessionRecord): Promise<Session> {

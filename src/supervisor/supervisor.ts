@@ -83,7 +83,7 @@ export class Supervisor {
     const changed = () => this.changed()
     // The parts call each other both ways (a task's tools start tasks, a trigger's run is a
     // task, the outbox reports to the schedules): those calls are callbacks fixed here.
-    this.outbox = new Outbox(store, deps.channels, log, { changed: () => this.checkIdle(), settled: (record) => this.schedules.settled(record) })
+    this.outbox = new Outbox(store, deps.channels, log, { changed: () => this.checkIdle(), settled: (record) => this.schedules.settled(record) }, { maxReplyMessages: config.maxReplyMessages })
     this.questions = new Questions(store, this.outbox, log, (event) => this.conversations.enqueue(event))
     this.access = new Access(config.allowedUsers, store, this.outbox, log)
     this.scheduler = new Scheduler({

@@ -8,15 +8,15 @@ import { whyNever } from "../schedule/condition.ts"
 import type { Scheduler } from "../schedule/scheduler.ts"
 import { isBatchHead, type InboxEvent } from "../store/records.ts"
 import { newId, type Store, type StoredRecords } from "../store/store.ts"
-import { DEFAULT_PAGE, MAX_PAGE } from "../tool/list-tasks.ts"
 import type { Caller, DelegateRequest, ListTasksFilter, TaskCapability, TaskSummary } from "../tool/capabilities.ts"
 import { ToolError } from "../tool/tool.ts"
 import { resolveId } from "./id-prefix.ts"
 import { TaskQueue } from "./queue.ts"
 import { reportText } from "./report.ts"
 import type { Session, Sessions } from "./sessions.ts"
-import { taskSummary, triggerSummary } from "./task-listing.ts"
-import { isQuietRun, newTask, runTask, sessionOf } from "./task-records.ts"
+import { listTasks } from "./task-listing.ts"
+import { errorText } from "../core/errors.ts"
+import { isQuietRun, newTask, resultsEventId, runTask, sessionOf } from "./task-records.ts"
 
 export interface TaskBoardDeps {
   config: Config
@@ -60,6 +60,8 @@ export class TaskBoard implements TaskCapability {
   private inflight = new Set<Promise<unknown>>()
   /** Batch heads stopped by /stop: their end wakes nobody (the user asked for silence). */
   private silenced = new Set<string>()
+  /** Batch heads whose report is being written. */
+  private reporting = new Set<string>()
 
   constructor(private readonly deps: TaskBoardDeps) {}
 
@@ -157,19 +159,8 @@ export class TaskBoard implements TaskCapability {
     return { taskId: task.id }
   }
 
-  async listTasks(caller: Caller, filter: ListTasksFilter): Promise<TaskSummary[]> {
-    if (filter.scope === "finished") {
-      const ended = await this.deps.store.finishedTasks(caller.conversation, { limit: Math.min(filter.limit ?? DEFAULT_PAGE, MAX_PAGE), before: filter.before })
-      return ended.map(taskSummary)
-    }
-    const statuses: TaskStatus[] = filter.scope === "queue" ? ["queued"] : filter.scope === "running" ? ["running"] : filter.scope === "all" ? ["queued", "running"] : []
-    const tasks: TaskSummary[] = [...this.tasks.values()]
-      .filter((task) => task.conversation === caller.conversation && statuses.includes(task.status) && (!filter.role || task.role === filter.role))
-      .map(taskSummary)
-    const withTriggers = (filter.scope === "triggers" || filter.scope === "all") && !filter.role
-    const zone = this.deps.timeZoneOf(caller.user)
-    const triggers = withTriggers ? this.deps.scheduler.list(caller.conversation).map((trigger) => triggerSummary(trigger, zone)) : []
-    return [...tasks, ...triggers]
+  listTasks(caller: Caller, filter: ListTasksFilter): Promise<TaskSummary[]> {
+    return listTasks({ ...this.deps, live: this.tasks.values() }, caller, filter)
   }
 
   /** Which open task or schedule of the conversation `given` (an id or unique prefix) names. */
@@ -368,14 +359,24 @@ export class TaskBoard implements TaskCapability {
     if (!isBatchHead(head) || head.reported || !TERMINAL.has(head.status)) return
     const batch = [head, ...(head.children ?? []).map((id) => this.tasks.get(id)!).filter((task) => task?.type !== "conditional")]
     if (batch.some((task) => !task || !TERMINAL.has(task.status))) return
+    // Two of the batch's tasks ending at once both find it complete: only the first reports.
+    if (this.reporting.has(head.id)) return
+    this.reporting.add(head.id)
     // A quiet run with nothing to report, or a batch the user stopped, wakes nobody.
     const quietRun = isQuietRun(head)
     const silent = quietRun || this.silenced.delete(head.id)
+    // The event's id is the batch's, so however often a wake is attempted (a crash between any
+    // two writes, a recovery pass beside the normal path) there is one event per result: a
+    // second write overwrites it and the inbox takes an id once.
     const event: InboxEvent | undefined = silent
       ? undefined
-      : { id: newId(), conversation: head.conversation, user: head.user, kind: "task_results", text: reportText(batch), createdAt: now(), attempts: 0, firingId: head.firingId }
+      : { id: resultsEventId(head.id), conversation: head.conversation, user: head.user, kind: "task_results", text: reportText(batch), createdAt: now(), attempts: 0, firingId: head.firingId }
     const update = { ...head, reported: true }
-    await this.deps.store.save({ tasks: [update], events: event ? [event] : [] })
+    try {
+      await this.deps.store.save({ tasks: [update], events: event ? [event] : [] })
+    } finally {
+      this.reporting.delete(head.id)
+    }
     this.track(update)
     if (event) this.deps.wake(event)
     else if (quietRun) await this.deps.scheduler.nothingToReport(head.firingId!)
@@ -392,8 +393,4 @@ export class TaskBoard implements TaskCapability {
 
 function now(): string {
   return new Date().toISOString()
-}
-
-function errorText(error: unknown): string {
-  return error instanceof Error ? error.message : String(error)
 }

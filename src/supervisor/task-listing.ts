@@ -1,7 +1,29 @@
-import type { TaskRecord } from "../core/types.ts"
+import type { TaskRecord, TaskStatus, UserId } from "../core/types.ts"
+import type { Scheduler } from "../schedule/scheduler.ts"
 import type { TriggerSummary } from "../schedule/trigger-table.ts"
-import type { TaskSummary } from "../tool/capabilities.ts"
+import type { Store } from "../store/store.ts"
+import type { Caller, ListTasksFilter, TaskSummary } from "../tool/capabilities.ts"
+import { DEFAULT_PAGE, MAX_PAGE } from "../tool/list-tasks.ts"
 import { shortLocalTime } from "../user/time-zone.ts"
+
+/** list_tasks: the conversation's open tasks (from `live`, what the task board holds) and its
+ *  schedules, or a page of its finished tasks (read from the store). */
+export async function listTasks(
+  from: { live: Iterable<TaskRecord>; store: Store; scheduler: Scheduler; timeZoneOf: (user: UserId) => string },
+  caller: Caller,
+  filter: ListTasksFilter,
+): Promise<TaskSummary[]> {
+  if (filter.scope === "finished") {
+    const ended = await from.store.finishedTasks(caller.conversation, { limit: Math.min(filter.limit ?? DEFAULT_PAGE, MAX_PAGE), before: filter.before })
+    return ended.map(taskSummary)
+  }
+  const statuses: TaskStatus[] = filter.scope === "queue" ? ["queued"] : filter.scope === "running" ? ["running"] : filter.scope === "all" ? ["queued", "running"] : []
+  const tasks = [...from.live].filter((task) => task.conversation === caller.conversation && statuses.includes(task.status) && (!filter.role || task.role === filter.role)).map(taskSummary)
+  const withTriggers = (filter.scope === "triggers" || filter.scope === "all") && !filter.role
+  const zone = from.timeZoneOf(caller.user)
+  const triggers = withTriggers ? from.scheduler.list(caller.conversation).map((trigger) => triggerSummary(trigger, zone)) : []
+  return [...tasks, ...triggers]
+}
 
 /** A task as list_tasks shows it. */
 export function taskSummary(task: TaskRecord): TaskSummary {

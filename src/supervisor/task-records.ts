@@ -26,6 +26,11 @@ export function newTask(caller: { conversation: ConversationId; user: UserId; se
   }
 }
 
+/** The inbox event of a batch's results: one per batch head, whatever wakes it. */
+export function resultsEventId(headTaskId: string): string {
+  return `results-${headTaskId}`
+}
+
 /** The record of a task's own session, a child of its caller's. */
 export function sessionOf(task: TaskRecord): SessionRecord {
   return { id: task.sessionId, role: task.role, agent: task.agent, parentId: task.parentSessionId, conversation: task.conversation, user: task.user, createdAt: task.createdAt }

@@ -30,7 +30,7 @@ export { waitFor }
 type Params = Record<string, unknown>
 export type SlackBlock = { type: string; block_id?: string; text?: { type: string; text: string }; elements?: SlackElement[] }
 export type SlackElement = { type: string; action_id?: string; value?: string; text?: { type: string; text: string } }
-export type SlackMessage = { channel: string; ts: string; text: string; blocks?: SlackBlock[]; thread_ts?: string; user: string; bot_id: string }
+export type SlackMessage = { channel: string; ts: string; text: string; blocks?: SlackBlock[]; thread_ts?: string; user: string; bot_id: string; metadata?: { event_type: string; event_payload: Record<string, unknown> } }
 export type Failure = { error: string } | { status: 429; retryAfter: number } | { status: number }
 /** A Web API call as received, with its arrival time (`performance.now()`). */
 export type Call = { method: string; params: Params; token?: string; at: number }
@@ -54,6 +54,8 @@ export type SlackApi = {
   calls: Call[]
   /** users.info's `tz` per Slack user id; a user not listed has none (as for a user Slack gives no zone). */
   userZones: Map<string, string>
+  /** chat.postEphemeral notes: shown to `user` alone. */
+  ephemerals: Array<{ channel: string; user: string; text: string; thread_ts?: string }>
   socket: SocketModeServer
   /** Files the bot uploaded and completed into a conversation. */
   uploads: SlackUpload[]
@@ -112,6 +114,16 @@ export async function startSlackApi(options: { team?: string } = {}): Promise<Sl
   const messages: SlackMessage[] = []
   const calls: Call[] = []
   const userZones = new Map<string, string>()
+  const ephemerals: SlackApi["ephemerals"] = []
+  /** Messages of a channel (or of one thread), newest first as Slack returns history; metadata
+   *  only when asked. `oldest` is not modelled: the fake's timestamps are not clock times. */
+  const listed = (params: Params, inThread?: string) => {
+    const withMetadata = params.include_all_metadata === true || params.include_all_metadata === "true"
+    return messages
+      .filter((m) => m.channel === params.channel && (inThread ? m.thread_ts === inThread || m.ts === inThread : !m.thread_ts))
+      .map((m) => (withMetadata ? m : { ...m, metadata: undefined }))
+      .reverse()
+  }
   const failures = new Map<string, { failure: Failure; when: (params: Params) => boolean }[]>()
   const hosted = new Map<string, { name: string; mimetype: string; data: Buffer }>()
   const pendingUploads = new Map<string, { filename: string; length: number; data?: Buffer }>()
@@ -139,7 +151,9 @@ export async function startSlackApi(options: { team?: string } = {}): Promise<Sl
       const channel = requireChannel(params)
       const content = contentOf(params)
       if (!content.text && !content.blocks) throw new ApiError("no_text")
-      const message: SlackMessage = { channel, ts: nextTs(), user: botUserId, bot_id: botId, text: content.text ?? "", ...(content.blocks && { blocks: content.blocks }) }
+      let metadata = params.metadata as SlackMessage["metadata"] | string | undefined
+      if (typeof metadata === "string") metadata = JSON.parse(metadata) as SlackMessage["metadata"]
+      const message: SlackMessage = { channel, ts: nextTs(), user: botUserId, bot_id: botId, text: content.text ?? "", ...(content.blocks && { blocks: content.blocks }), ...(metadata && { metadata }) }
       if (params.thread_ts !== undefined) {
         if (!messages.some((m) => m.channel === channel && m.ts === params.thread_ts) && !String(params.thread_ts).match(/^\d+\.\d+$/)) throw new ApiError("invalid_thread_ts")
         message.thread_ts = String(params.thread_ts)
@@ -163,6 +177,14 @@ export async function startSlackApi(options: { team?: string } = {}): Promise<Sl
       const tz = userZones.get(user)
       return { user: { id: user, team_id: team, name: user.toLowerCase(), ...(tz && { tz }) } }
     },
+    "chat.postEphemeral": (params) => {
+      const channel = requireChannel(params)
+      if (!params.user) throw new ApiError("user_not_in_channel")
+      ephemerals.push({ channel, user: String(params.user), text: String(params.text ?? ""), ...(params.thread_ts !== undefined && { thread_ts: String(params.thread_ts) }) })
+      return { message_ts: nextTs() }
+    },
+    "conversations.history": (params) => ({ messages: listed({ ...params, channel: requireChannel(params) }), has_more: false }),
+    "conversations.replies": (params) => ({ messages: listed({ ...params, channel: requireChannel(params) }, String(params.ts)).reverse(), has_more: false }),
     "chat.delete": (params) => {
       requireChannel(params)
       messages.splice(find(params), 1)
@@ -310,6 +332,7 @@ export async function startSlackApi(options: { team?: string } = {}): Promise<Sl
     messages,
     calls,
     userZones,
+    ephemerals,
     socket,
     uploads,
     downloads,

@@ -25,7 +25,7 @@ describe("a file in the outbox", () => {
     await harness.channel.waitForSent(1)
     await harness.app.supervisor.idle()
     expect(harness.channel.sent).toEqual([
-      { conversation: "test:c1", text: "The report", messageId: "m1", file: { path: join(harness.dataDir, "workspace", "test-u1", "out", "report.pdf"), name: "report.pdf", mimeType: "application/pdf" } },
+      { conversation: "test:c1", text: "The report", messageId: "m1", file: { path: join(harness.dataDir, "workspace", "test-u1", "out", "report.pdf"), name: "report.pdf", mimeType: "application/pdf" }, ref: expect.any(String) },
     ])
     // The replayed turn found its send_file call answered: the record, not a second call, carried the file over.
     expect(harness.server.requests.at(-1)!.body.messages.at(-1)!.role).toBe("tool")

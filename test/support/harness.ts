@@ -4,7 +4,7 @@ import { join } from "node:path"
 import pino from "pino"
 import { startApp, type App } from "../../src/app.ts"
 import type { Channel, ChannelHandlers } from "../../src/channel/channel.ts"
-import type { Button, InboundMessage, OutgoingFile, OutgoingMessage, ProgressUpdate } from "../../src/core/types.ts"
+import type { Button, InboundMessage, InboundOutcome, OutgoingFile, OutgoingMessage, ProgressUpdate } from "../../src/core/types.ts"
 import { loadConfig, type Config } from "../../src/config/config.ts"
 import type { MemoryHit } from "../../src/tool/capabilities.ts"
 import { startModelServer, type ModelServer, type Script } from "../fakes/model-server.ts"
@@ -12,7 +12,7 @@ import { startModelServer, type ModelServer, type Script } from "../fakes/model-
 /** A channel the test drives: it hands messages in and records what Steward sends. */
 export class TestChannel implements Channel {
   readonly name = "test"
-  readonly sent: Array<{ conversation: string; text: string; messageId: string; buttons?: Button[]; file?: OutgoingFile }> = []
+  readonly sent: Array<{ conversation: string; text: string; messageId: string; buttons?: Button[]; file?: OutgoingFile; ref?: string }> = []
   readonly edits: Array<{ conversation: string; messageId: string; text: string }> = []
   readonly activities: Array<{ conversation: string; busy: boolean }> = []
   commands: ChannelHandlers["commands"] = []
@@ -20,7 +20,7 @@ export class TestChannel implements Channel {
   readonly progressUpdates: Array<{ conversation: string; update: ProgressUpdate }> = []
   /** Set to make the next sends fail (platform down). */
   failures = 0
-  private onMessage?: (message: InboundMessage) => Promise<void>
+  private onMessage?: ChannelHandlers["onMessage"]
   private waiters: Array<() => void> = []
 
   async start(handlers: ChannelHandlers): Promise<void> {
@@ -29,12 +29,12 @@ export class TestChannel implements Channel {
     this.conversations = handlers.conversations ?? []
   }
 
-  say(text: string, conversation = "test:c1", user = "test:u1", extra: Partial<InboundMessage> = {}): Promise<void> {
+  say(text: string, conversation = "test:c1", user = "test:u1", extra: Partial<InboundMessage> = {}): Promise<InboundOutcome | void> {
     return this.onMessage!({ conversation, user, text, ...extra })
   }
 
   /** Presses the button `label` of the newest message that has it. */
-  press(label: string, conversation = "test:c1", user = "test:u1"): Promise<void> {
+  press(label: string, conversation = "test:c1", user = "test:u1"): Promise<InboundOutcome | void> {
     const button = this.sent.findLast((m) => m.conversation === conversation && m.buttons?.some((b) => b.label === label))?.buttons?.find((b) => b.label === label)
     if (!button) throw new Error(`no button "${label}" in ${conversation}`)
     return this.onMessage!({ conversation, user, text: label, action: button.id })
@@ -46,9 +46,15 @@ export class TestChannel implements Channel {
       throw new Error("platform unavailable")
     }
     const messageId = `m${this.sent.length + 1}`
-    this.sent.push({ conversation, text: message.text, messageId, buttons: message.buttons, ...(message.file && { file: message.file }) })
+    this.sent.push({ conversation, text: message.text, messageId, buttons: message.buttons, ...(message.file && { file: message.file }), ref: message.ref })
     this.wake()
     return { messageId }
+  }
+
+  /** Like Slack's metadata lookup: a message sent with this outbox id, if there is one. */
+  async findSent(conversation: string, ref: string): Promise<{ messageId: string } | undefined> {
+    const sent = this.sent.find((m) => m.conversation === conversation && m.ref === ref)
+    return sent && { messageId: sent.messageId }
   }
 
   async edit(conversation: string, messageId: string, message: OutgoingMessage): Promise<void> {
@@ -124,7 +130,7 @@ export interface Harness {
   memory: ListMemory
   /** Starts Steward again on the same data folder and model server, after a crash (the store
    *  is closed first, so nothing after that point is written) or a graceful stop. */
-  restart(options?: { graceful?: boolean; env?: Record<string, string>; whileDown?: () => Promise<void> }): Promise<void>
+  restart(options?: { graceful?: boolean; env?: Record<string, string>; whileDown?: () => Promise<void>; keepSent?: boolean }): Promise<void>
   close(): Promise<void>
 }
 
@@ -148,14 +154,17 @@ export async function startHarness(script: Script, env: Record<string, string> =
     channel: new TestChannel(),
     config: makeConfig({}),
     app: undefined as unknown as App,
-    async restart({ graceful = false, env: extra = {}, whileDown } = {}) {
+    async restart({ graceful = false, env: extra = {}, whileDown, keepSent = false } = {}) {
       if (graceful) await harness.app.stop()
       else {
         await harness.app.store.close()
         await harness.app.stop().catch(() => {})
       }
       await whileDown?.()
+      // keepSent: the platform still shows what was sent before (and findSent looks there).
+      const before = harness.channel.sent
       harness.channel = new TestChannel()
+      if (keepSent) harness.channel.sent.push(...before)
       harness.config = makeConfig(extra)
       harness.app = await startApp(harness.config, testLogger(), [harness.channel], memory, undefined, LOCAL)
     },
