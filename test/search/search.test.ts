@@ -1,0 +1,76 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { loadConfig } from "../../src/config/config.ts"
+import { searchProvider } from "../../src/search/provider.ts"
+import { createWebSearchTool } from "../../src/tool/web-search.ts"
+import { ToolError } from "../../src/tool/tool.ts"
+import { SEARCH_KEY, startSearchApi, type FakeSearchApi } from "../fakes/search-api.ts"
+import { callTool } from "../mcp/support.ts"
+
+let api: FakeSearchApi
+beforeAll(async () => void (api = await startSearchApi()))
+afterAll(() => api.close())
+
+const base = { MODEL: "openai:gpt-4.1-mini", OPENAI_API_KEY: "k" }
+const envs = () => ({
+  searxng: { SEARCH_PROVIDER: "searxng", SEARXNG_URL: api.url },
+  brave: { SEARCH_PROVIDER: "brave", BRAVE_API_KEY: SEARCH_KEY, BRAVE_API_URL: `${api.url}/brave/web/search` },
+  tavily: { SEARCH_PROVIDER: "tavily", TAVILY_API_KEY: SEARCH_KEY, TAVILY_API_URL: `${api.url}/tavily/search` },
+})
+const TIMEOUT_MS = 300
+const toolFor = (env: Record<string, string>) => createWebSearchTool(searchProvider(loadConfig({ ...base, ...env }).search, TIMEOUT_MS)!)
+
+describe.each(["searxng", "brave", "tavily"] as const)("web_search through %s", (provider) => {
+  it("returns title, url and snippet of each hit, as plain text, at most `limit`", async () => {
+    api.failWith(undefined)
+    const results = await callTool(toolFor(envs()[provider]), { query: "cats", limit: 2 })
+    expect(results).toEqual([
+      { title: "cats result 1", url: "https://example.com/cats/1", snippet: "About cats & more, part 1." },
+      { title: "cats result 2", url: "https://example.com/cats/2", snippet: "About cats & more, part 2." },
+    ])
+    const search = api.searches.at(-1)!
+    expect(search).toMatchObject({ provider, query: "cats" })
+    if (provider !== "searxng") expect(search.limit).toBe(2)
+  })
+
+  it.each([
+    [{ status: 429, headers: { "retry-after": "30" }, body: "slow down" }, /rate limited.*try again in 30 s/],
+    [{ status: 503, body: "maintenance" }, /failed on its side \(HTTP 503: maintenance\); try again later/],
+    [{ status: 403, body: "forbidden" }, /refused the request.*HTTP 403/],
+    ["bad-json" as const, /not JSON \(text\/html\)/],
+  ])("reports %j as a tool error the model can read", async (failure, message) => {
+    api.failWith(failure)
+    const error = await callTool(toolFor(envs()[provider]), { query: "dogs" }).catch((e) => e)
+    api.failWith(undefined)
+    expect(error).toBeInstanceOf(ToolError)
+    expect(error.message).toMatch(message)
+    expect(error.message).toContain(provider)
+  })
+})
+
+it("reports a search API that cannot be reached", async () => {
+  const gone = await startSearchApi()
+  await gone.close()
+  const tool = toolFor({ SEARCH_PROVIDER: "searxng", SEARXNG_URL: gone.url })
+  await expect(callTool(tool, { query: "x" })).rejects.toThrow(/searxng search could not be reached: .*ECONNREFUSED/)
+})
+
+it("reports a search that does not answer in time", async () => {
+  api.failWith("hang")
+  await expect(callTool(toolFor(envs().searxng), { query: "x" })).rejects.toThrow(/searxng search did not answer within 0.3 s; try again later/)
+  api.failWith(undefined)
+})
+
+it("gives up on a search that hangs when the run is cancelled, as the run's abort", async () => {
+  api.failWith("hang")
+  const abort = new AbortController()
+  const pending = callTool(toolFor(envs().brave), { query: "x" }, abort.signal)
+  await new Promise((resolve) => setTimeout(resolve, 50))
+  abort.abort(new Error("run cancelled"))
+  await expect(pending).rejects.toThrow("run cancelled")
+  api.failWith(undefined)
+})
+
+it("says a wrong key is refused", async () => {
+  const tool = toolFor({ ...envs().tavily, TAVILY_API_KEY: "wrong" })
+  await expect(callTool(tool, { query: "x" })).rejects.toThrow(/tavily search refused the request.*HTTP 401/)
+})
