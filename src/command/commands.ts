@@ -20,6 +20,7 @@ export interface FileCommand {
 
 /** What a typed message asks for, before anything runs. */
 export type Parsed =
+  | { kind: "help" }
   | { kind: "tasks" }
   | { kind: "cancel"; id: string | undefined }
   | { kind: "pause"; id: string | undefined }
@@ -34,6 +35,7 @@ export type Parsed =
   | { kind: "worker"; agent: string; prompt: string }
 
 export const BUILT_IN: CommandInfo[] = [
+  { name: "help", description: "List the commands" },
   { name: "tasks", description: "List this conversation's queued and running tasks and schedules" },
   { name: "cancel", description: "Cancel a task or schedule: /cancel <id>" },
   { name: "new", description: "Start a fresh conversation (the old one stays in memory)" },
@@ -88,6 +90,8 @@ export function parseCommand(text: string, commands: readonly FileCommand[], wor
   const rest = (match[2] ?? "").trim()
   const args = splitArguments(rest)
   switch (name) {
+    case "help":
+      return { kind: "help" }
     case "tasks":
       return { kind: "tasks" }
     case "cancel":

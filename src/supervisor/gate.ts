@@ -127,6 +127,8 @@ export class InboundGate {
     const typed = { history: [{ id: newId(), conversation, role: "user" as const, text: message.text }] }
     const answer = (text: string) => this.deps.outbox.add(conversation, text, origin, typed)
     switch (command.kind) {
+      case "help":
+        return void (await answer(helpText(this.commands(), this.deps.access.isOwner(user))))
       case "tasks":
         return void (await answer(tasksText(board.openIn(conversation), scheduler.list(conversation), this.deps.profiles.timeZoneOf(user))))
       case "cancel": {
@@ -209,4 +211,10 @@ export class InboundGate {
     }
     return "Usage: /pairing approve <code>, /pairing list"
   }
+}
+
+/** /help: every command the user may run, with what it does (owner-only ones for owners). */
+function helpText(commands: readonly CommandInfo[], owner: boolean): string {
+  const lines = commands.filter((command) => owner || !command.ownerOnly).map((command) => `/${command.name} — ${command.description}`)
+  return ["Commands:", ...lines, "Anything else you write goes to Steward."].join("\n")
 }

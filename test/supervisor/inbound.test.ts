@@ -109,9 +109,18 @@ describe("access and pairing", () => {
 })
 
 describe("commands", () => {
+  it("answers /help with every command the user may run, without a model call", async () => {
+    harness = await startHarness(byRole({ teller: echo }))
+    await harness.channel.say("/help")
+    const [help] = await harness.channel.waitForSent(1)
+    expect(help!.text).toMatch(/^Commands:\n\/help — List the commands\n\/tasks — /)
+    for (const name of ["cancel", "new", "stop", "timezone", "memory", "recap", "research"]) expect(help!.text).toContain(`\n/${name} — `)
+    expect(harness.server.requests).toHaveLength(0)
+  })
+
   it("lists built-in and file commands for the channel's menu", async () => {
     harness = await startHarness(byRole({ teller: echo }))
-    expect(harness.channel.commands.map((c) => c.name)).toEqual(["tasks", "cancel", "new", "pairing", "pause", "resume", "stop", "timezone", "memory", "recap", "research"])
+    expect(harness.channel.commands.map((c) => c.name)).toEqual(["help", "tasks", "cancel", "new", "pairing", "pause", "resume", "stop", "timezone", "memory", "recap", "research"])
   })
 
   it("/tasks and /cancel act on this conversation's tasks without a model", async () => {
