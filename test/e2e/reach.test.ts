@@ -1,10 +1,11 @@
 import { writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterEach, beforeAll, afterAll, describe, expect, it } from "vitest"
-import { byRole, type ChatRequest, type Reply, type Script } from "../fakes/model-server.ts"
+import type { ChatRequest, Script } from "../fakes/model-server.ts"
 import { startSearchApi, type FakeSearchApi } from "../fakes/search-api.ts"
 import { startHarness, type Harness } from "../support/harness.ts"
-import { afterTool, say } from "../support/scripts.ts"
+import { calling, chain } from "../support/e2e.ts"
+import { afterTool } from "../support/scripts.ts"
 import { waitFor } from "../support/wait-for.ts"
 import { mcpConfigFile, stdioServer } from "../mcp/support.ts"
 
@@ -19,34 +20,6 @@ afterEach(async () => {
   await harness?.close()
   harness = undefined
 })
-
-/** Teller delegates the message and relays the task results; the Planner hands it to one Worker. */
-function chain(worker: Script, planner?: Script): Script {
-  return byRole({
-    teller: (req) => {
-      if (afterTool(req)) return { text: "" }
-      if (req.lastUserText.startsWith("<task-results>")) return say(`Result: ${resultOf(req.lastUserText)}`)
-      return { toolCalls: [{ name: "delegate", args: { prompt: req.lastUserText } }] }
-    },
-    planner: planner ?? ((req) => (afterTool(req) ? { text: "dispatched" } : { toolCalls: [{ name: "delegate", args: { prompt: req.lastUserText } }] })),
-    worker,
-  })
-}
-
-/** The Worker's output in a batch report (the Planner's task is in it too). */
-function resultOf(report: string): string {
-  return /<task [^>]*agent="default"[^>]*>\nPrompt: [^\n]*\n([\s\S]*?)\n<task_metadata>/.exec(report)?.[1] ?? report
-}
-
-/** A Worker that calls `tool` with `args` once and answers with what it got back. */
-function calling(tool: string, args: object, seen: ChatRequest[] = []): Script {
-  return (req) => {
-    seen.push(req)
-    const result = req.lastToolResults.find((r) => r.toolName === tool)
-    if (result) return { text: `${tool} said ${result.content}` }
-    return { toolCalls: [{ name: tool, args }] } satisfies Reply
-  }
-}
 
 function permissionsFile(rules: object): string {
   const path = join(harness?.dataDir ?? mcpConfigFile({}).replace(/mcp\.json$/, ""), "permissions.json")

@@ -1,5 +1,5 @@
 /** Model scripts and waits shared by the end-to-end tests of every channel. */
-import { byRole, type ChatRequest, type Script } from "../fakes/model-server.ts"
+import { byRole, type ChatRequest, type Reply, type Script } from "../fakes/model-server.ts"
 import type { StewardProcess } from "./process.ts"
 import { afterTool, say } from "./scripts.ts"
 import { waitFor } from "./wait-for.ts"
@@ -64,4 +64,32 @@ export function heldReplying(text: string): { script: Script; release: () => voi
     return say(text)
   }
   return { script: byRole({ teller }), release, answeredAt: () => answeredAt }
+}
+
+/** Teller delegates the message and relays the task results; the Planner hands it to one Worker. */
+export function chain(worker: Script, planner?: Script): Script {
+  return byRole({
+    teller: (req) => {
+      if (afterTool(req)) return { text: "" }
+      if (req.lastUserText.startsWith("<task-results>")) return say(`Result: ${resultOf(req.lastUserText)}`)
+      return { toolCalls: [{ name: "delegate", args: { prompt: req.lastUserText } }] }
+    },
+    planner: planner ?? ((req) => (afterTool(req) ? { text: "dispatched" } : { toolCalls: [{ name: "delegate", args: { prompt: req.lastUserText } }] })),
+    worker,
+  })
+}
+
+/** The Worker's output in a batch report (the Planner's task is in it too). */
+function resultOf(report: string): string {
+  return /<task [^>]*agent="default"[^>]*>\nPrompt: [^\n]*\n([\s\S]*?)\n<task_metadata>/.exec(report)?.[1] ?? report
+}
+
+/** A Worker that calls `tool` with `args` once and answers with what it got back. */
+export function calling(tool: string, args: object, seen: ChatRequest[] = []): Script {
+  return (req) => {
+    seen.push(req)
+    const result = req.lastToolResults.find((r) => r.toolName === tool)
+    if (result) return { text: `${tool} said ${result.content}` }
+    return { toolCalls: [{ name: tool, args }] } satisfies Reply
+  }
 }
