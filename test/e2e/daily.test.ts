@@ -18,6 +18,7 @@ import { byRole, startModelServer, type ChatRequest, type ModelServer, type Repl
 import { dmEvent, eventCallback, EventSender, startSlackApi, type SlackApi } from "../fakes/slack-api.ts"
 import { startTelegramApi, textUpdate, type TelegramApi } from "../fakes/telegram-api.ts"
 import { ListMemory } from "../support/harness.ts"
+import { scriptedEnv, slackEnv, telegramEnv } from "../support/e2e.ts"
 import { afterTool, envText, say, systemText } from "../support/scripts.ts"
 
 let server: ModelServer | undefined
@@ -49,7 +50,7 @@ describe("Slack: the user's zone from users.info", () => {
     const OWNER = "U0OWNER"
     api.userZones.set(OWNER, "Asia/Kolkata")
     server = await startModelServer(byRole({ teller: (req) => (afterTool(req) ? { text: "" } : say("hi")) }))
-    const config = loadConfig({ DATA_DIR: dataDir, MODEL: "openai-compatible:scripted", OPENAI_COMPATIBLE_BASE_URL: server.url, MODEL_MAX_RETRIES: "1", ALLOWED_USERS: `slack:${OWNER}`, SLACK_BOT_TOKEN: api.botToken, SLACK_SIGNING_SECRET: api.signingSecret, SLACK_API_URL: api.apiUrl, DEFAULT_TIMEZONE: "UTC" })
+    const config = loadConfig({ ...scriptedEnv(dataDir, server.url), ALLOWED_USERS: `slack:${OWNER}`, ...slackEnv(api), DEFAULT_TIMEZONE: "UTC" })
     const channel = new SlackChannel({ ...config.slack, botToken: api.botToken }, log(), { host: "127.0.0.1", port: 0, retryConfig: { retries: 0 } })
     app = await startApp(config, log(), [channel], new ListMemory())
     const sender = new EventSender(`http://127.0.0.1:${channel.httpPort}/slack/events`, api.signingSecret)
@@ -90,7 +91,7 @@ describe("Telegram: /timezone, /memory, correcting and forgetting", () => {
   /** Steward with the Telegram channel and `memory`, answering through the scripted model. */
   async function start(script: Script, memory: SupervisorMemory = new ListMemory()): Promise<App> {
     server = await startModelServer(script)
-    const config = loadConfig({ DATA_DIR: dataDir, MODEL: "openai-compatible:scripted", OPENAI_COMPATIBLE_BASE_URL: server.url, MODEL_MAX_RETRIES: "1", ALLOWED_USERS: `telegram:${OWNER}`, TELEGRAM_BOT_TOKEN: api.token, TELEGRAM_API_ROOT: api.apiRoot })
+    const config = loadConfig({ ...scriptedEnv(dataDir, server.url), ALLOWED_USERS: `telegram:${OWNER}`, ...telegramEnv(api) })
     app = await startApp(config, log(), [new TelegramChannel({ ...config.telegram, botToken: api.token }, log())], memory)
     return app
   }

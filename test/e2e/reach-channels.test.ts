@@ -13,7 +13,7 @@ import { startSearchApi, type FakeSearchApi } from "../fakes/search-api.ts"
 import { dmEvent, eventCallback, EventSender, startSlackApi, type SlackApi } from "../fakes/slack-api.ts"
 import { startTelegramApi, textUpdate, type TelegramApi } from "../fakes/telegram-api.ts"
 import { mcpConfigFile, stdioServer } from "../mcp/support.ts"
-import { calling, chain } from "../support/e2e.ts"
+import { calling, chain, scriptedEnv, slackEnv, telegramEnv } from "../support/e2e.ts"
 import { ListMemory } from "../support/harness.ts"
 
 // Workers reach out on the real channels: a message comes in through the fake Telegram Bot API
@@ -65,10 +65,7 @@ async function startSteward(reach: Reach, platform: Record<string, string>, chan
   const script: Script = chain(reaches[reach].worker())
   server = await startModelServer(script)
   const config = loadConfig({
-    DATA_DIR: dataDir,
-    MODEL: "openai-compatible:scripted",
-    OPENAI_COMPATIBLE_BASE_URL: server.url,
-    MODEL_MAX_RETRIES: "1",
+    ...scriptedEnv(dataDir, server.url),
     ...platform,
     ...reaches[reach].env(),
   })
@@ -91,7 +88,7 @@ describe("Workers reach out on Telegram (real grammY, fake Bot API)", () => {
   afterEach(() => api.close())
 
   it.each(["an MCP tool", "web_search"] as const)("puts the result of %s in the answer sent to the chat", async (reach) => {
-    const platform = { ALLOWED_USERS: `telegram:${TELEGRAM_OWNER}`, TELEGRAM_BOT_TOKEN: api.token, TELEGRAM_API_ROOT: api.apiRoot }
+    const platform = { ALLOWED_USERS: `telegram:${TELEGRAM_OWNER}`, ...telegramEnv(api) }
     const steward = await startSteward(reach, platform, (config) => new TelegramChannel({ ...config.telegram, botToken: api.token }, log()))
     api.pushUpdate(textUpdate(TELEGRAM_OWNER, TELEGRAM_OWNER, "reach out"))
     const answer = await api.waitFor(() => api.sent.find((message) => message.chat.id === TELEGRAM_OWNER && message.text?.startsWith("Result:")), 20_000)
@@ -108,7 +105,7 @@ describe("Workers reach out on Slack (real Bolt over HTTP, signed events, fake W
   afterEach(() => api.close())
 
   it.each(["an MCP tool", "web_search"] as const)("puts the result of %s in the answer posted to the DM", async (reach) => {
-    const platform = { ALLOWED_USERS: `slack:${SLACK_OWNER}`, SLACK_BOT_TOKEN: api.botToken, SLACK_SIGNING_SECRET: api.signingSecret, SLACK_API_URL: api.apiUrl }
+    const platform = { ALLOWED_USERS: `slack:${SLACK_OWNER}`, ...slackEnv(api) }
     let channel!: SlackChannel
     const steward = await startSteward(reach, platform, (config) => (channel = new SlackChannel({ ...config.slack, botToken: api.botToken }, log(), { host: "127.0.0.1", port: 0 })))
     const sender = new EventSender(`http://127.0.0.1:${channel.httpPort}/slack/events`, api.signingSecret)

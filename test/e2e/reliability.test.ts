@@ -12,7 +12,7 @@ import { Store, type StoredRecords } from "../../src/store/store.ts"
 import { byRole, startModelServer, type ModelServer, type Script } from "../fakes/model-server.ts"
 import { blockActions, dmEvent, eventCallback, EventSender, mentionEvent, startSlackApi, type SlackApi } from "../fakes/slack-api.ts"
 import { startTelegramApi, textUpdate, type TelegramApi } from "../fakes/telegram-api.ts"
-import { asking, replying } from "../support/e2e.ts"
+import { asking, replying, scriptedEnv, slackEnv, telegramEnv } from "../support/e2e.ts"
 import { ListMemory } from "../support/harness.ts"
 
 const TG_OWNER = 1001
@@ -48,16 +48,10 @@ const log = () => pino({ level: process.env.STEWARD_TEST_LOG ?? "silent" }, pino
 async function start(script: Script, channel: "slack" | "telegram", extra: Record<string, string> = {}): Promise<{ app: App; sender: EventSender; channel: Channel }> {
   server = await startModelServer(script)
   const config = loadConfig({
-    DATA_DIR: dataDir,
-    MODEL: "openai-compatible:scripted",
-    OPENAI_COMPATIBLE_BASE_URL: server.url,
-    MODEL_MAX_RETRIES: "1",
+    ...scriptedEnv(dataDir, server.url),
     ALLOWED_USERS: `telegram:${TG_OWNER},slack:${SLACK_OWNER},slack:${SLACK_OTHER}`,
-    SLACK_BOT_TOKEN: slack.botToken,
-    SLACK_SIGNING_SECRET: slack.signingSecret,
-    SLACK_API_URL: slack.apiUrl,
-    TELEGRAM_BOT_TOKEN: telegram.token,
-    TELEGRAM_API_ROOT: telegram.apiRoot,
+    ...slackEnv(slack),
+    ...telegramEnv(telegram),
     ...extra,
   })
   const made: Channel =

@@ -9,7 +9,7 @@ import type { ChannelState } from "../../src/channel/channel.ts"
 import { loadConfig, type Config } from "../../src/config/config.ts"
 import { startModelServer, type ModelServer, type Script } from "../fakes/model-server.ts"
 import { dmEvent, eventCallback, EventSender, startSlackApi, type SlackApi, type SlackEvent } from "../fakes/slack-api.ts"
-import { delegating, heldReplying } from "../support/e2e.ts"
+import { delegating, heldReplying, scriptedEnv, slackEnv } from "../support/e2e.ts"
 import { ListMemory } from "../support/harness.ts"
 
 const OWNER = "U0OWNER"
@@ -43,14 +43,9 @@ afterEach(async () => {
 async function start(script: Script = held.script, statusRenewMs?: number): Promise<App> {
   server ??= await startModelServer(script)
   const config = loadConfig({
-    DATA_DIR: dataDir,
-    MODEL: "openai-compatible:scripted",
-    OPENAI_COMPATIBLE_BASE_URL: server.url,
-    MODEL_MAX_RETRIES: "1",
+    ...scriptedEnv(dataDir, server.url),
     ALLOWED_USERS: `slack:${OWNER}`,
-    SLACK_BOT_TOKEN: api.botToken,
-    SLACK_SIGNING_SECRET: api.signingSecret,
-    SLACK_API_URL: api.apiUrl,
+    ...slackEnv(api),
   })
   const log = pino({ level: process.env.STEWARD_TEST_LOG ?? "silent" }, pino.destination(2))
   const channel = new SlackChannel({ ...config.slack, botToken: api.botToken }, log, { host: "127.0.0.1", port: 0, statusRenewMs, retryConfig: { retries: 2, minTimeout: 0, maxTimeout: 1 } })

@@ -9,6 +9,7 @@ import { loadConfig } from "../../src/config/config.ts"
 import { startModelServer, type ModelServer, type Script } from "../fakes/model-server.ts"
 import { eventCallback, EventSender, fileShareEvent, mentionEvent, startSlackApi, type SlackApi, type SlackFile } from "../fakes/slack-api.ts"
 import { echoing, firstTellerText, imagesSent, JPEG, OGG, readingWorker, sendingFiles } from "../support/files.ts"
+import { scriptedEnv, slackEnv } from "../support/e2e.ts"
 import { ListMemory } from "../support/harness.ts"
 
 const OWNER = "U0OWNER"
@@ -40,14 +41,9 @@ afterEach(async () => {
 async function start(script: Script, extra: Record<string, string> = {}): Promise<App> {
   server = await startModelServer(script)
   const config = loadConfig({
-    DATA_DIR: dataDir,
-    MODEL: "openai-compatible:scripted",
-    OPENAI_COMPATIBLE_BASE_URL: server.url,
-    MODEL_MAX_RETRIES: "1",
+    ...scriptedEnv(dataDir, server.url),
     ALLOWED_USERS: `slack:${OWNER}`,
-    SLACK_BOT_TOKEN: api.botToken,
-    SLACK_SIGNING_SECRET: api.signingSecret,
-    SLACK_API_URL: api.apiUrl,
+    ...slackEnv(api),
     ...extra,
   })
   const log = pino({ level: process.env.STEWARD_TEST_LOG ?? "silent" }, pino.destination(2))

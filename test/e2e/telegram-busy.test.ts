@@ -8,7 +8,7 @@ import { startApp, type App } from "../../src/app.ts"
 import { loadConfig } from "../../src/config/config.ts"
 import { startModelServer, type ModelServer } from "../fakes/model-server.ts"
 import { startTelegramApi, textUpdate, type TelegramApi } from "../fakes/telegram-api.ts"
-import { heldReplying } from "../support/e2e.ts"
+import { heldReplying, scriptedEnv, telegramEnv } from "../support/e2e.ts"
 import { ListMemory } from "../support/harness.ts"
 
 const OWNER = 1001
@@ -43,7 +43,7 @@ const typing = () => api.requests.filter((request) => request.method === "sendCh
 describe("Telegram busy indicator end to end (real grammY, fake Bot API, a slow scripted model)", () => {
   it("shows typing within a second of the message and before the model answers, renews it while the model works, and stops once the answer is out", async () => {
     server = await startModelServer(held.script)
-    const config = loadConfig({ DATA_DIR: dataDir, MODEL: "openai-compatible:scripted", OPENAI_COMPATIBLE_BASE_URL: server.url, MODEL_MAX_RETRIES: "1", ALLOWED_USERS: `telegram:${OWNER}`, TELEGRAM_BOT_TOKEN: api.token, TELEGRAM_API_ROOT: api.apiRoot })
+    const config = loadConfig({ ...scriptedEnv(dataDir, server.url), ALLOWED_USERS: `telegram:${OWNER}`, ...telegramEnv(api) })
     const log = pino({ level: process.env.STEWARD_TEST_LOG ?? "silent" }, pino.destination(2))
     app = await startApp(config, log, [new TelegramChannel({ ...config.telegram, botToken: api.token }, log, { typingRenewMs: RENEW_MS })], new ListMemory())
 

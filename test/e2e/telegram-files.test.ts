@@ -9,6 +9,7 @@ import { loadConfig } from "../../src/config/config.ts"
 import { startModelServer, type ModelServer, type Script } from "../fakes/model-server.ts"
 import { fileUpdate, startTelegramApi, type TelegramApi } from "../fakes/telegram-api.ts"
 import { echoing, firstTellerText, imagesSent, JPEG, OGG, readingWorker, sendingFiles } from "../support/files.ts"
+import { scriptedEnv, telegramEnv } from "../support/e2e.ts"
 import { ListMemory } from "../support/harness.ts"
 
 const OWNER = 1001
@@ -38,13 +39,9 @@ afterEach(async () => {
 async function start(script: Script, extra: Record<string, string> = {}): Promise<App> {
   server = await startModelServer(script)
   const config = loadConfig({
-    DATA_DIR: dataDir,
-    MODEL: "openai-compatible:scripted",
-    OPENAI_COMPATIBLE_BASE_URL: server.url,
-    MODEL_MAX_RETRIES: "1",
+    ...scriptedEnv(dataDir, server.url),
     ALLOWED_USERS: `telegram:${OWNER}`,
-    TELEGRAM_BOT_TOKEN: api.token,
-    TELEGRAM_API_ROOT: api.apiRoot,
+    ...telegramEnv(api),
     ...extra,
   })
   const log = pino({ level: process.env.STEWARD_TEST_LOG ?? "silent" }, pino.destination(2))

@@ -86,16 +86,23 @@ let lastUpdateId = 0
 let lastCallbackId = 0
 const now = () => Math.floor(Date.now() / 1000)
 
+/** A new message in the private chat `chatId` from `fromId`, as its fields begin. */
+function privateMessage(chatId: number, fromId: number) {
+  return {
+    message_id: ++lastMessageId,
+    date: now(),
+    chat: { id: chatId, type: "private" as const, first_name: `User ${fromId}` },
+    from: { id: fromId, is_bot: false, first_name: `User ${fromId}` },
+  }
+}
+
 export function textUpdate(chatId: number, fromId: number, text: string): Update {
   // grammY's bot.command() matches on the bot_command entity, as Telegram sends it.
   const command = /^\/[A-Za-z0-9_]{1,32}(?:@\w+)?/.exec(text)
   return {
     update_id: ++lastUpdateId,
     message: {
-      message_id: ++lastMessageId,
-      date: now(),
-      chat: { id: chatId, type: "private", first_name: `User ${fromId}` },
-      from: { id: fromId, is_bot: false, first_name: `User ${fromId}` },
+      ...privateMessage(chatId, fromId),
       text,
       ...(command && { entities: [{ type: "bot_command", offset: 0, length: command[0].length }] }),
     },
@@ -107,10 +114,7 @@ export function fileUpdate(chatId: number, fromId: number, content: Partial<Mess
   return {
     update_id: ++lastUpdateId,
     message: {
-      message_id: ++lastMessageId,
-      date: now(),
-      chat: { id: chatId, type: "private", first_name: `User ${fromId}` },
-      from: { id: fromId, is_bot: false, first_name: `User ${fromId}` },
+      ...privateMessage(chatId, fromId),
       ...(caption !== undefined && { caption }),
       ...content,
     } as Update["message"] & object,

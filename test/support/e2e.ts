@@ -1,8 +1,19 @@
 /** Model scripts and waits shared by the end-to-end tests of every channel. */
 import { byRole, type ChatRequest, type Reply, type Script } from "../fakes/model-server.ts"
+import type { SlackApi } from "../fakes/slack-api.ts"
+import type { TelegramApi } from "../fakes/telegram-api.ts"
 import type { StewardProcess } from "./process.ts"
 import { afterTool, say } from "./scripts.ts"
 import { waitFor } from "./wait-for.ts"
+
+/** Steward on `dataDir` with the scripted model server at `modelUrl` (one retry). */
+export const scriptedEnv = (dataDir: string, modelUrl: string) => ({ DATA_DIR: dataDir, MODEL: "openai-compatible:scripted", OPENAI_COMPATIBLE_BASE_URL: modelUrl, MODEL_MAX_RETRIES: "1" })
+
+/** The Slack channel against the fake Web API (HTTP events, signed with its secret). */
+export const slackEnv = (api: SlackApi) => ({ SLACK_BOT_TOKEN: api.botToken, SLACK_SIGNING_SECRET: api.signingSecret, SLACK_API_URL: api.apiUrl })
+
+/** The Telegram channel against the fake Bot API. */
+export const telegramEnv = (api: TelegramApi) => ({ TELEGRAM_BOT_TOKEN: api.token, TELEGRAM_API_ROOT: api.apiRoot })
 
 const replyCall = (text: string) => ({ name: "reply", args: { text } })
 
