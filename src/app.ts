@@ -3,7 +3,8 @@ import { join } from "node:path"
 import type { LanguageModel } from "ai"
 import type { Logger } from "pino"
 import { loadAgents, type Agent } from "./agent/agents.ts"
-import { channelOf, type Channel } from "./channel/channel.ts"
+import { channelOf, type Channel, type ChannelHandlers } from "./channel/channel.ts"
+import { ClusterNode } from "./cluster/node.ts"
 import { ZodError } from "zod"
 import { checkProvider, ConfigError, PROVIDERS, type Config, type ModelSpec } from "./config/config.ts"
 import { portError } from "./config/ports.ts"
@@ -28,6 +29,8 @@ export interface App {
   hooksPort?: number
   /** The MCP servers of MCP_CONFIG, when it is set. */
   mcp?: McpHub
+  /** This process in a cluster (STORE_URL on Postgres). */
+  cluster?: ClusterNode
   /** Takes nothing new in (channels, hooks, triggers) while what is under way goes on. */
   stopInput(): Promise<void>
   stop(): Promise<void>
@@ -45,7 +48,7 @@ export async function startApp(
   modelOf?: (agent: Agent) => LanguageModel,
   /** Tests listen on 127.0.0.1 and a free port, and may bring their own prompts. The model
    *  calls of the configured models are counted in `metrics`; every call's tokens go to `onUsage`. */
-  options: { hooksHost?: string; hooksPort?: number; promptsDir?: string; metrics?: ModelCallSink & WorkObserver; onUsage?: (sample: UsageSample) => void } = {},
+  options: { hooksHost?: string; hooksPort?: number; promptsDir?: string; metrics?: ModelCallSink & WorkObserver; onUsage?: (sample: UsageSample) => void; onFatal?: (error: Error) => void } = {},
 ): Promise<App> {
   const model = modelOf ?? modelFor(config, options.metrics)
   const promptsDir = options.promptsDir ?? PROMPTS_DIR
@@ -58,6 +61,7 @@ export async function startApp(
   const tools = [...allTools(workerTypes, { fetch: config.fetch, workspace: config.workspace, search: searchProvider(config.search) }), ...(mcp?.families() ?? [])]
   const rules = { teller: forRole("teller", extra), planner: forRole("planner", extra), worker: forRole("worker", extra, mcp?.grants()) }
   const store = await Store.open(config.dataDir)
+  const cluster = config.storeUrl ? await ClusterNode.join(config, store, config.storeUrl, log, options.onFatal ?? ((error) => log.fatal({ err: error }, "cluster: this process must stop"))) : undefined
   const byName = new Map(channels.map((channel) => [channel.name, channel]))
   const running = new Supervisor({ config, store, channels: byName, agents, model, tools, rules, memory, log, commandsDir: join(promptsDir, "commands"), onUsage: (sample) => {
       // Usage is a record, not state work depends on: a failed write is logged, never retried.
@@ -65,15 +69,26 @@ export async function startApp(
       options.onUsage?.(sample)
     },
     observer: options.metrics,
+    runTask: cluster?.runTask,
+    shared: cluster !== undefined,
   })
-  await running.start()
   const known = (await store.conversations()).map((conversation) => conversation.id)
-  for (const channel of channels) {
+  const startChannel = (channel: Channel, onMessage: ChannelHandlers["onMessage"]) => {
     const ours = (id: string) => channelOf(id) === channel.name
     const owners = [...config.allowedUsers.users].filter(ours)
-    await channel.start({ onMessage: (message) => running.gate.take(message), commands: running.gate.commands(), conversations: known.filter(ours), owners, state: store.channelState(channel.name) })
+    return channel.start({ onMessage, commands: running.gate.commands(), conversations: known.filter(ours), owners, state: store.channelState(channel.name) })
   }
-  const hooks = config.hooks.token ? new HooksServer(config.hooks.token, (name) => running.scheduler.raise(name), log) : undefined
+  if (cluster) {
+    // Input any process may take goes to the leader; a channel only one may run starts with leading.
+    for (const channel of channels) if (!channel.exclusive) await startChannel(channel, (message) => cluster.take(message))
+    await cluster.start(running, async () => {
+      for (const channel of channels) if (channel.exclusive) await startChannel(channel, (message) => running.gate.take(message))
+    })
+  } else {
+    await running.start()
+    for (const channel of channels) await startChannel(channel, (message) => running.gate.take(message))
+  }
+  const hooks = config.hooks.token ? new HooksServer(config.hooks.token, (name) => (cluster ? cluster.raise(name) : running.scheduler.raise(name)), log) : undefined
   const wantedHooksPort = options.hooksPort ?? config.hooks.port
   const hooksPort = await hooks?.start(wantedHooksPort, options.hooksHost ?? config.hooks.host).catch((error: unknown) => {
     throw portError("HOOKS_PORT", wantedHooksPort, error)
@@ -83,6 +98,7 @@ export async function startApp(
     store,
     hooksPort,
     mcp,
+    cluster,
     async stopInput() {
       for (const channel of channels) await channel.stop()
       await hooks?.stop()
@@ -91,7 +107,10 @@ export async function startApp(
     async stop() {
       await hooks?.stop()
       for (const channel of channels) await channel.stop()
+      // Runs in hand are handed back before the Supervisor stops, the leader lock only after.
+      await cluster?.stopWork()
       await running.stop()
+      await cluster?.stop()
       await mcp?.stop()
       await store.close()
     },

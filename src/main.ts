@@ -95,10 +95,19 @@ process.on("unhandledRejection", (error) => log.error({ err: error }, "unhandled
 
 try {
   // Before anything touches the data folder: a second copy on it would run the same work twice.
-  lock = await lockDataDir(config.dataDir, (error) => log.error({ err: error }, "lost the data folder lock: another Steward may start on it"))
+  // With the store on Postgres, processes share the folder and the leader lock decides instead.
+  if (!config.storeUrl) lock = await lockDataDir(config.dataDir, (error) => log.error({ err: error }, "lost the data folder lock: another Steward may start on it"))
   const started = await channels(config)
   const metrics = new Metrics()
-  app = await startApp(config, log, started, memory, undefined, { metrics })
+  app = await startApp(config, log, started, memory, undefined, {
+    metrics,
+    // Crash-only: a process that lost the leader lock or could not lead ends; it is started again.
+    onFatal: (error) => {
+      log.fatal({ err: error }, "cluster: this process must stop")
+      log.flush()
+      process.exit(1)
+    },
+  })
   const { store } = app
   // A failed write of an error is not logged again: that could only repeat itself.
   keepError = (entry) => void store.recordError(entry).catch(() => {})

@@ -18,6 +18,7 @@ const WORKING = "working… "
  */
 export class ConsoleChannel implements Channel {
   readonly name = "console"
+  readonly exclusive = true
   private sent = 0
   private lines?: ReturnType<typeof createInterface>
   private render: (markdown: string) => string = (markdown) => markdown

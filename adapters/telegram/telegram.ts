@@ -54,6 +54,10 @@ export class TelegramChannel implements Channel {
   readonly name = "telegram"
   readonly messageLimit = TELEGRAM_LIMIT
   private readonly bot: Bot
+  /** getUpdates allows one consumer; webhooks may land on any process. */
+  get exclusive(): boolean {
+    return !this.config.webhookUrl
+  }
   private readonly typing: TypingIndicator
   private readonly progressMessages: ReturnType<typeof progressMessages>
   private readonly fetchFile: FetchFile

@@ -41,6 +41,10 @@ export interface ChannelHealth {
 export interface Channel {
   /** The prefix of the conversation ids this channel owns ("console", "slack", "telegram"). */
   readonly name: string
+  /** Only one process may take this channel's input (Telegram's getUpdates allows one consumer;
+   *  a terminal has one reader): in a cluster only the leader starts it. Without it, every
+   *  process may (Slack events, webhooks: the platform spreads them, inbound dedupe is shared). */
+  readonly exclusive?: boolean
   start(handlers: ChannelHandlers): Promise<void>
   /** Posts one message; resolves with the platform's id for it once the platform accepted it
    *  (when it had to be split: the part with the buttons, else the first). Throws when it was

@@ -2,6 +2,7 @@ import type { Command } from "commander"
 import { chatChannels, dataDirOf } from "../config/config.ts"
 import { TERMINAL } from "../core/types.ts"
 import { lockState } from "../lock/data-dir-lock.ts"
+import type { Store } from "../store/store.ts"
 import { CliError, clip, config, print, table, when, withStore } from "./common.ts"
 
 const NEXT_TRIGGERS = 5
@@ -13,6 +14,12 @@ export function registerStatus(program: Command): void {
     .description("whether Steward runs, its channels, queues, next schedules, unsent messages and last errors")
     .action(async (_options: unknown, command: Command) => {
       const dataDir = dataDirOf()
+      let leaseMs = 15_000
+      try {
+        leaseMs = config().cluster.leaseSeconds * 1000
+      } catch {
+        // A configuration error is reported under channels; the default lease judges liveness.
+      }
       const lock = await lockState(dataDir)
       let channels: string[] | { error: string }
       try {
@@ -34,8 +41,10 @@ export function registerStatus(program: Command): void {
           .sort((a, b) => Date.parse(a.nextRunAt!) - Date.parse(b.nextRunAt!))
           .slice(0, NEXT_TRIGGERS)
           .map((t) => ({ id: t.id, nextRunAt: t.nextRunAt!, prompt: t.prompt }))
+        const processes = await clusterProcesses(store, leaseMs)
         return {
-          running: lock.state === "held",
+          running: lock.state === "held" || processes.some((p) => p.alive),
+          processes,
           pid: lock.state === "free" ? undefined : lock.pid,
           staleLock: lock.state === "stale",
           dataDir,
@@ -51,7 +60,11 @@ export function registerStatus(program: Command): void {
       })
       print(command, report, () => {
         const lines = [
-          report.running ? `Steward is running (pid ${report.pid ?? "unknown"})` : `Steward is not running${report.staleLock ? ` (a stale lock of pid ${report.pid ?? "unknown"} is left; start-up takes it over)` : ""}`,
+          report.processes.length
+            ? `Steward runs in ${report.processes.filter((p) => p.alive).length} of ${report.processes.length} processes on one store`
+            : report.running
+              ? `Steward is running (pid ${report.pid ?? "unknown"})`
+              : `Steward is not running${report.staleLock ? ` (a stale lock of pid ${report.pid ?? "unknown"} is left; start-up takes it over)` : ""}`,
           `data folder: ${report.dataDir}`,
           `channels:    ${Array.isArray(report.channels) ? report.channels.join(", ") : `configuration error: ${report.channels.error}`}`,
           `queues:      ${Object.entries(report.queues).map(([role, q]) => `${role} ${q.queued} queued, ${q.running} running`).join("; ")}`,
@@ -59,9 +72,21 @@ export function registerStatus(program: Command): void {
           `outbox:      ${report.outboxBacklog} unsent`,
           ...(report.pendingControls ? [`controls:    ${report.pendingControls} waiting for Steward to apply them`] : []),
         ]
+        const processes = report.processes.length
+          ? `\nprocesses:\n${table(["process", "role", "state", "last seen", "running"], report.processes.map((p) => [p.id, p.leader ? "leader" : "worker", p.alive ? "alive" : "dead", when(p.seenAt), p.running.map((r) => `${r.taskId} (${r.agent})`).join(", ") || "-"]))}`
+          : ""
         const next = report.nextTriggers.length ? `\nnext runs:\n${table(["id", "at", "prompt"], report.nextTriggers.map((t) => [t.id, when(t.nextRunAt), clip(t.prompt, 50)]))}` : ""
         const errors = report.lastErrors.length ? `\nlast errors:\n${report.lastErrors.map((e) => `${when(e.at)}  ${clip(e.message + (e.error ? `: ${e.error}` : ""), 120)}\n`).join("")}` : "\nno errors recorded\n"
-        return `${lines.join("\n")}\n${next}${errors}`
+        return `${lines.join("\n")}\n${processes}${next}${errors}`
       })
     })
+}
+
+/** The processes of a cluster (STORE_URL on Postgres), leader first; none for one process on
+ *  SQLite. A process not seen for the lease is dead (its tasks are run again elsewhere). */
+async function clusterProcesses(store: Store, leaseMs: number) {
+  const cutoff = Date.now() - leaseMs
+  return (await store.cluster.processes())
+    .map((record) => ({ ...record, alive: Date.parse(record.seenAt) >= cutoff }))
+    .sort((a, b) => Number(b.leader && b.alive) - Number(a.leader && a.alive) || a.id.localeCompare(b.id))
 }

@@ -75,6 +75,11 @@ export interface Config {
   admin: { host: string; port?: number }
   /** How long SIGTERM/SIGINT lets work under way finish before it is stopped. */
   shutdownGraceMs: number
+  /** Several processes on one Postgres (STORE_URL): a process silent this long is taken for
+   *  dead, and the task it ran is run again elsewhere. */
+  cluster: { leaseSeconds: number }
+  /** postgres://… : the store on Postgres, shared by several processes. */
+  storeUrl?: string
   /** Files users send: the largest one saved, whether images reach the Teller's model as
    *  images, and the model that turns voice notes into text (none: voice is not set up). */
   attachments: { maxBytes: number; vision: boolean; transcribeModel?: ModelSpec }
@@ -165,6 +170,7 @@ const schema = z.object({
     .union([z.literal("off"), wholeNumber(0, 65535)], { error: 'expected a port from 0 to 65535, or "off"' })
     .default(8791),
   SHUTDOWN_GRACE: wholeNumber(0, 3600).default(10),
+  CLUSTER_LEASE_SECONDS: wholeNumber(1, 3600).default(15),
   // Telegram's own download limit for bots is 20 MB.
   MAX_ATTACHMENT_MB: wholeNumber(1, 2000).default(20),
   VISION: z.enum(["on", "off"], "expected on or off").optional(),
@@ -312,6 +318,8 @@ function toConfig(vars: Vars, models: Config["models"]): Config {
     search: searchConfig(vars),
     admin: { host: vars.ADMIN_HOST, port: vars.ADMIN_PORT === "off" ? undefined : vars.ADMIN_PORT },
     shutdownGraceMs: vars.SHUTDOWN_GRACE * 1000,
+    cluster: { leaseSeconds: vars.CLUSTER_LEASE_SECONDS },
+    storeUrl: undefined,
     attachments: {
       maxBytes: vars.MAX_ATTACHMENT_MB * 1024 * 1024,
       // Many local models behind openai-compatible servers cannot see images.

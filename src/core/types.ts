@@ -164,6 +164,9 @@ export interface TaskRecord {
   origin: string
   /** Runs started. A task found running at start-up was interrupted by a crash. */
   attempts: number
+  /** Runs started, counting those a stop cut short (which `attempts` gives back): names a run's
+   *  job and claim in a cluster. Absent: `attempts`. */
+  runs?: number
   createdAt: string
   startedAt?: string
   endedAt?: string

@@ -4,6 +4,7 @@ import type { RaisedRecord } from "../schedule/records.ts"
 import type { CollectionSchema, IndexEntry, WriteOp } from "./backend.ts"
 import { isBatchHead, type ConversationRecord, type InboxEvent, type MessageRecord, type OutboxRecord, type PairingRecord, type QuestionRecord, type SessionRecord, type ControlRecord, type ErrorRecord } from "./records.ts"
 import type { UsageSample } from "../usage/usage.ts"
+import type { ClaimRecord, ProcessRecord } from "./cluster-records.ts"
 
 /**
  * The Store's named collections: how a record of each is identified and which index entries it
@@ -142,9 +143,13 @@ export const controls = define<ControlRecord>("controls", (record) => record.id,
   pending: (record) => (record.status === "pending" ? { group: ALL, at: at(record.at) } : undefined),
 })
 export const profiles = define<ProfileRecord>("profiles", (profile) => profile.user)
+export const claims = define<ClaimRecord>("claims", (claim) => claim.id, {
+  ended: (claim) => (claim.endedAt ? { group: ALL, at: at(claim.endedAt) } : undefined),
+})
+export const processes = define<ProcessRecord>("processes", (record) => record.id)
 export const meta = define<(SchemaRecord | { at: string }) & { id: string }>("meta", (record) => record.id)
 
 /** Every collection, as a backend is opened with it. */
 export const SCHEMA: readonly CollectionSchema[] = [
-  tasks, sessions, messages, events, conversations, outbox, history, questions, seen, seenMarks, pairings, allowed, channelEntries, triggers, firings, raised, raisedNames, profiles, usage, errors, controls, meta,
+  tasks, sessions, messages, events, conversations, outbox, history, questions, seen, seenMarks, pairings, allowed, channelEntries, triggers, firings, raised, raisedNames, profiles, usage, errors, controls, claims, processes, meta,
 ].map(({ name, indexes }) => ({ name, indexes }))

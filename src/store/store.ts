@@ -9,6 +9,7 @@ import { migrate } from "./migrations.ts"
 import type { ControlRecord, ConversationRecord, ErrorRecord, InboxEvent, MessageRecord, OutboxRecord, PairingRecord, QuestionRecord, SessionRecord } from "./records.ts"
 import type { UsageSample } from "../usage/usage.ts"
 import { SqliteBackend } from "./sqlite.ts"
+import { ClusterRecords } from "./cluster-records.ts"
 
 export type { HistoryLine } from "./collections.ts"
 
@@ -47,7 +48,12 @@ export class Store implements HistoryReader {
   private marks = new Map<string, number>()
   private lastPrune = 0
 
-  constructor(private readonly backend: Backend) {}
+  /** The cluster's own records (processes, task claims). */
+  readonly cluster: ClusterRecords
+
+  constructor(private readonly backend: Backend) {
+    this.cluster = new ClusterRecords(backend)
+  }
 
   /** Opens `DATA_DIR/steward.sqlite`, migrating older data in place; throws NewerDataError on
    *  data written by a newer Steward. */

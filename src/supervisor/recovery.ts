@@ -7,9 +7,7 @@ import type { Scheduler } from "../schedule/scheduler.ts"
 import type { Store } from "../store/store.ts"
 import type { Conversations } from "./conversations.ts"
 import type { TaskBoard } from "./task-board.ts"
-
-/** A task found running at start-up is re-queued once; crashing again fails it. */
-const MAX_TASK_ATTEMPTS = 2
+import { interrupted } from "./task-records.ts"
 
 export interface Recoverable {
   store: Store
@@ -20,6 +18,9 @@ export interface Recoverable {
   questions: Questions
   scheduler: Scheduler
   log: Logger
+  /** Tasks run in other processes too (STORE_URL on Postgres): one found running may still be
+   *  running elsewhere, so it is taken over as it is, not queued again. */
+  shared: boolean
 }
 
 /**
@@ -30,7 +31,7 @@ export interface Recoverable {
  */
 export async function recover(parts: Recoverable): Promise<void> {
   await parts.outbox.load()
-  parts.board.load(await requeueInterrupted(parts.store, parts.log))
+  parts.board.load(parts.shared ? await parts.store.liveTasks() : await requeueInterrupted(parts.store, parts.log))
   // Pending events first: a batch reported before the stop is in them, and the inbox takes an
   // event id once, so reportEnded's wake of the same batch adds nothing.
   await parts.conversations.load()
@@ -49,13 +50,11 @@ async function requeueInterrupted(store: Store, log: Logger): Promise<TaskRecord
   const tasks = await store.liveTasks()
   for (const [index, task] of tasks.entries()) {
     if (task.status !== "running") continue
-    const failed = task.attempts >= MAX_TASK_ATTEMPTS
-    const update: TaskRecord = failed
-      ? { ...task, status: "failed", error: `interrupted ${task.attempts} times by a restart`, endedAt: new Date().toISOString() }
-      : { ...task, status: "queued" }
+    // A crash counts as an attempt: the run may be what crashed the process.
+    const update = interrupted(task, true)
     await store.save({ tasks: [update] })
     tasks[index] = update
-    log.warn({ task: task.id, failed }, "task was running when Steward stopped")
+    log.warn({ task: task.id, failed: update.status === "failed" }, "task was running when Steward stopped")
   }
   return tasks
 }

@@ -25,7 +25,9 @@ import { recover } from "./recovery.ts"
 import { AgentRunner } from "./runner.ts"
 import { Schedules } from "./schedules.ts"
 import { Sessions } from "./sessions.ts"
-import { TaskBoard } from "./task-board.ts"
+import { TaskBoard, type TaskBoardDeps } from "./task-board.ts"
+import { sessionOf } from "./task-records.ts"
+import type { Capabilities } from "../tool/capabilities.ts"
 import type { UsageSample } from "../usage/usage.ts"
 
 export interface SupervisorDeps {
@@ -47,6 +49,11 @@ export interface SupervisorDeps {
   onUsage?: (sample: UsageSample) => void
   /** Turns, duplicate events and trigger firings as they happen (the metrics). */
   observer?: WorkObserver
+  /** Where Planner and Worker tasks run: by default here (`runner(capabilities).runTask`); in a
+   *  cluster, in whichever process claims them (src/cluster). */
+  runTask?: TaskBoardDeps["run"]
+  /** Other processes share the store and run tasks (STORE_URL on Postgres; see recovery.ts). */
+  shared?: boolean
 }
 
 /**
@@ -66,6 +73,8 @@ export class Supervisor {
   readonly gate: InboundGate
   private readonly controls: ControlInbox
   readonly profiles: Profiles
+  /** What the tools of a run may use, as this process's parts provide it. */
+  readonly capabilities: Capabilities
   private stopping = false
   /** Called whenever work moves, until Steward is idle. */
   private idleWaiters = new Set<() => void>()
@@ -110,36 +119,27 @@ export class Supervisor {
       sessions,
       scheduler: this.scheduler,
       log,
-      run: (task, session, signal, onTool) => runner.runTask(task, session, signal, onTool),
+      run: deps.runTask ?? (async (task, signal, onTool) => runner.runTask(task, await sessions.open(sessionOf(task)), signal, onTool)),
       wake: (event) => this.conversations.enqueue(event),
       tellerSessionId: (conversation, user) => this.conversations.tellerSessionId(conversation, user),
       progress: (conversation, update) => this.channelOf(conversation)?.progress?.(conversation, update),
       changed,
       stopping,
       timeZoneOf,
+      shared: deps.shared,
     })
-    const runner = new AgentRunner({
-      config,
-      agents: deps.agents,
-      model: deps.model,
-      tools: deps.tools,
-      rules: deps.rules,
-      onUsage: deps.onUsage,
-      capabilities: {
-        tasks: this.tasks,
-        questions: new Asking(this.questions),
-        schedules: this.schedules,
-        replies: this.conversations,
-        memory: deps.memory,
-        history: store,
-        profiles: this.profiles,
-        notes: { forget: (user, request) => forgetNotes(folderOf(user), request) },
-        workspaceDir,
-      },
-      timeZoneOf,
-      memorySnapshot: (user) => memorySnapshot(folderOf(user)),
-      recordCompaction: (user, summary) => deps.memory.recordCompaction(user, summary),
-    })
+    this.capabilities = {
+      tasks: this.tasks,
+      questions: new Asking(this.questions),
+      schedules: this.schedules,
+      replies: this.conversations,
+      memory: deps.memory,
+      history: store,
+      profiles: this.profiles,
+      notes: { forget: (user, request) => forgetNotes(folderOf(user), request) },
+      workspaceDir,
+    }
+    const runner = this.runner(this.capabilities)
     const workerTypes = new Set(deps.agents.workers.keys())
     const fileCommands = deps.commandsDir ? loadCommands(deps.commandsDir, new Set(["teller", "planner", ...workerTypes])) : []
     this.gate = new InboundGate({
@@ -168,12 +168,30 @@ export class Supervisor {
     }, log)
   }
 
+  /** An agent runner whose tools use `capabilities` (a cluster's task host passes ones that
+   *  reach the leader process). */
+  runner(capabilities: Capabilities): AgentRunner {
+    const { deps } = this
+    return new AgentRunner({
+      config: deps.config,
+      agents: deps.agents,
+      model: deps.model,
+      tools: deps.tools,
+      rules: deps.rules,
+      onUsage: deps.onUsage,
+      capabilities,
+      timeZoneOf: (user) => this.profiles.timeZoneOf(user),
+      memorySnapshot: (user) => memorySnapshot(deps.memory.folder(user)),
+      recordCompaction: (user, summary) => deps.memory.recordCompaction(user, summary),
+    })
+  }
+
   /** Rebuilds every part from the store and starts the queues and turns. */
   async start(): Promise<void> {
     const { store, log } = this.deps
     const { outbox, conversations, access, questions, scheduler } = this
     await this.profiles.load()
-    await recover({ store, outbox, board: this.tasks, conversations, access, questions, scheduler, log })
+    await recover({ store, outbox, board: this.tasks, conversations, access, questions, scheduler, log, shared: this.deps.shared ?? false })
     // What the owner asked while Steward was down applies now, before any message comes in.
     await this.controls.start()
   }

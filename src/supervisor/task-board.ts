@@ -13,10 +13,10 @@ import { ToolError } from "../tool/tool.ts"
 import { resolveId } from "./id-prefix.ts"
 import { TaskQueue } from "./queue.ts"
 import { reportText } from "./report.ts"
-import type { Session, Sessions } from "./sessions.ts"
+import type { Sessions } from "./sessions.ts"
 import { listTasks } from "./task-listing.ts"
 import { errorText } from "../core/errors.ts"
-import { isQuietRun, newTask, resultsEventId, runTask, sessionOf } from "./task-records.ts"
+import { HandedOver, interrupted, Interrupted, isQuietRun, runOf, sessionInUse, TimedOut, newTask, resultsEventId, runTask, sessionOf } from "./task-records.ts"
 
 export interface TaskBoardDeps {
   config: Config
@@ -24,8 +24,10 @@ export interface TaskBoardDeps {
   sessions: Sessions
   scheduler: Scheduler
   log: Logger
-  /** Runs a task's agent (the Planner or its worker type) over its session to the end. */
-  run: (task: TaskRecord, session: Session, signal: AbortSignal, onTool: (summary: ToolSummary) => void) => Promise<LoopOutcome>
+  /** Runs a task's agent (the Planner or its worker type) over its session to the end — in this
+   *  process, or in whichever process of a cluster claims it. Rejects with Interrupted when the
+   *  run went away without an outcome. */
+  run: (task: TaskRecord, signal: AbortSignal, onTool: (summary: ToolSummary) => void) => Promise<LoopOutcome>
   /** A batch ended: the event with its results wakes the conversation's Teller. */
   wake: (event: InboxEvent) => void
   /** The Teller session of a conversation, the parent of the tasks a command or a trigger starts. */
@@ -38,10 +40,12 @@ export interface TaskBoardDeps {
   stopping: () => boolean
   /** The user's IANA zone, for times list_tasks shows. */
   timeZoneOf: (user: UserId) => string
+  /** A cluster's job queue takes every task at once (each process claims WORKER_CONCURRENCY of
+   *  each role, higher priority first) and the claiming process times the run. */
+  shared?: boolean
 }
 
 class Cancelled extends Error {}
-class TimedOut extends Error {}
 
 /**
  * The task board: every Planner and Worker task, its queue (by priority), the concurrency
@@ -77,14 +81,18 @@ export class TaskBoard implements TaskCapability {
     for (const task of this.tasks.values()) if (TERMINAL.has(task.status)) await this.reportIfDone(task)
   }
 
-  /** Starts the condition waits and the queues. */
+  /** Starts the condition waits and the queues; a task still running (in another process of a
+   *  cluster, see recovery.ts) is followed to its end. */
   resume(): void {
-    for (const task of this.tasks.values()) if (task.status === "queued" && task.type === "conditional") this.awaitCondition(task)
+    for (const task of this.tasks.values()) {
+      if (task.status === "queued" && task.type === "conditional") this.awaitCondition(task)
+      if (task.status === "running") this.execute(task, true)
+    }
     this.dispatch()
   }
 
-  /** Aborts running tasks and waits for them to wind down; they go back to the queue without
-   *  counting the attempt — a shutdown is not a crash. */
+  /** Aborts running tasks and waits for them to wind down; they go back to the queue (a
+   *  shutdown is not a crash, the attempt does not count) or, in a cluster, run on elsewhere. */
   async stop(): Promise<void> {
     for (const controller of this.running.values()) controller.abort(new Error("Steward is stopping"))
     await Promise.allSettled(this.inflight)
@@ -101,12 +109,7 @@ export class TaskBoard implements TaskCapability {
 
   /** Conversations with a task running now. */
   runningIn(): Set<ConversationId> {
-    const conversations = new Set<ConversationId>()
-    for (const id of this.running.keys()) {
-      const task = this.tasks.get(id)
-      if (task) conversations.add(task.conversation)
-    }
-    return conversations
+    return new Set([...this.running.keys()].flatMap((id) => this.tasks.get(id)?.conversation ?? []))
   }
 
   get(taskId: string): TaskRecord | undefined {
@@ -131,7 +134,7 @@ export class TaskBoard implements TaskCapability {
     const continued = request.sessionId ? await this.deps.sessions.exists(request.sessionId) : undefined
     // An unknown or foreign session id starts fresh rather than failing the call; so does one
     // that an unfinished task is still using, since two runs cannot share one session log.
-    const continues = continued !== undefined && continued.conversation === caller.conversation && continued.role === role && !this.sessionInUse(continued.id)
+    const continues = continued !== undefined && continued.conversation === caller.conversation && continued.role === role && !sessionInUse(this.tasks.values(), continued.id)
     const task: TaskRecord = {
       ...newTask(caller, origin, role, role === "planner" ? "planner" : (request.worker ?? DEFAULT_WORKER)),
       type: request.type,
@@ -231,11 +234,8 @@ export class TaskBoard implements TaskCapability {
   }
 
   taskStatus(taskId: string): TaskStatus | undefined {
-    const task = this.tasks.get(taskId)
-    if (task) return task.status
     // A worker task staged by a Planner still running exists, but is not committed yet.
-    for (const planner of this.tasks.values()) if (planner.staged?.some((staged) => staged.id === taskId)) return "queued"
-    return undefined
+    return this.tasks.get(taskId)?.status ?? ([...this.tasks.values()].some((planner) => planner.staged?.some((staged) => staged.id === taskId)) ? "queued" : undefined)
   }
 
   // ── the queues ──────────────────────────────────────────────────────────────
@@ -248,14 +248,6 @@ export class TaskBoard implements TaskCapability {
     this.track(task)
     this.queueOf(task).push(task.id, task.priority)
     this.dispatch()
-  }
-
-  private sessionInUse(sessionId: string): boolean {
-    for (const task of this.tasks.values()) {
-      if (task.sessionId === sessionId && !TERMINAL.has(task.status)) return true
-      if (task.staged?.some((staged) => staged.sessionId === sessionId)) return true
-    }
-    return false
   }
 
   /** A conditional task joins the worker queue once its condition holds; one that can never
@@ -285,7 +277,7 @@ export class TaskBoard implements TaskCapability {
 
   private dispatch(): void {
     if (this.deps.stopping()) return
-    const limit = this.deps.config.workerConcurrency
+    const limit = this.deps.shared ? Infinity : this.deps.config.workerConcurrency
     for (const [queue, role] of [[this.workerQueue, "worker"], [this.plannerQueue, "planner"]] as const) {
       const running = () => [...this.running.keys()].filter((id) => this.tasks.get(id)?.role === role).length
       while (queue.size > 0 && running() < limit) {
@@ -296,26 +288,28 @@ export class TaskBoard implements TaskCapability {
     this.deps.changed()
   }
 
-  private execute(queued: TaskRecord): void {
+  /** Runs a queued task (written as running first), or follows one already running (`taken`:
+   *  found running at start-up in a cluster). */
+  private execute(queued: TaskRecord, taken = false): void {
     const controller = new AbortController()
     this.running.set(queued.id, controller)
     const seconds = queued.timeout ?? this.deps.config.timeouts[queued.role]
-    const timer = setTimeout(() => controller.abort(new TimedOut(`timed out after ${seconds} s`)), seconds * 1000)
-    const task: TaskRecord = { ...queued, status: "running", attempts: queued.attempts + 1, startedAt: now() }
-    const run = this.deps.store
-      .save({ tasks: [task] })
-      .then(async () => {
+    const timer = this.deps.shared ? undefined : setTimeout(() => controller.abort(new TimedOut(`timed out after ${seconds} s`)), seconds * 1000)
+    const task: TaskRecord = taken ? queued : { ...queued, status: "running", attempts: queued.attempts + 1, runs: runOf(queued) + 1, startedAt: now() }
+    const run = (taken ? Promise.resolve() : this.deps.store.save({ tasks: [task] }))
+      .then(() => {
         this.track(task)
-        const session = await this.deps.sessions.open(sessionOf(task))
-        return this.deps.run(task, session, controller.signal, (summary) => this.onTool(task.id, summary))
+        return this.deps.run(task, controller.signal, (summary) => this.onTool(task.id, summary))
       })
       .then(
         (outcome) => this.finish(this.tasks.get(task.id)!, { status: "completed", result: outcome.status === "done" ? outcome.text : "" }),
         (error) => {
-          if (this.deps.stopping()) return this.deps.store.save({ tasks: [{ ...this.tasks.get(task.id)!, status: "queued", attempts: task.attempts - 1 }] })
-          const reason = controller.signal.reason
-          const status: TaskStatus = reason instanceof TimedOut ? "timed_out" : reason instanceof Cancelled ? "cancelled" : "failed"
-          return this.finish(this.tasks.get(task.id)!, { status, error: controller.signal.aborted ? errorText(reason) : errorText(error) })
+          if (error instanceof HandedOver) return
+          if (error instanceof Interrupted) return this.requeue(this.tasks.get(task.id)!, error)
+          if (this.deps.stopping()) return this.deps.store.save({ tasks: [interrupted(this.tasks.get(task.id)!, false)] })
+          const why: unknown = controller.signal.aborted ? controller.signal.reason : error
+          const status: TaskStatus = why instanceof TimedOut ? "timed_out" : why instanceof Cancelled ? "cancelled" : "failed"
+          return this.finish(this.tasks.get(task.id)!, { status, error: errorText(why) })
         },
       )
       .catch((error) => this.deps.log.error({ err: error, task: task.id }, "could not record the end of a task"))
@@ -327,6 +321,16 @@ export class TaskBoard implements TaskCapability {
       })
     this.inflight.add(run)
     void run.finally(() => this.inflight.delete(run))
+  }
+
+  /** The process running a task went away: queued again, or failed if interrupted too often. */
+  private async requeue(task: TaskRecord, error: Interrupted): Promise<void> {
+    const update = interrupted(task, error.counts)
+    this.deps.log.warn({ task: task.id, why: error.message, status: update.status }, "task interrupted")
+    if (update.status === "failed") return this.finish(task, { status: "failed", error: update.error })
+    await this.deps.store.save({ tasks: [update] })
+    this.track(update)
+    this.queueOf(update).push(update.id, update.priority)
   }
 
   /** Records a task's end; a Planner's success commits its staged worker tasks in the same write. */

@@ -1,6 +1,6 @@
 /** The records the task board creates: a new task with its defaults, and the session it runs in. */
 import { DEFAULT_WORKER } from "../agent/agents.ts"
-import type { ConversationId, FiringRecord, TaskRecord, TriggerRecord, UserId } from "../core/types.ts"
+import { TERMINAL, type ConversationId, type FiringRecord, type TaskRecord, type TriggerRecord, type UserId } from "../core/types.ts"
 import { NO_REPORT } from "../schedule/request.ts"
 import type { SessionRecord } from "../store/records.ts"
 import { newId } from "../store/store.ts"
@@ -24,6 +24,47 @@ export function newTask(caller: { conversation: ConversationId; user: UserId; se
     attempts: 0,
     createdAt: new Date().toISOString(),
   }
+}
+
+/** A task interrupted this many times (a restart, or the process holding it dying) fails. */
+export const MAX_TASK_ATTEMPTS = 2
+
+/** A task's run ended without an outcome because the process running it went away (or is
+ *  stopping): the task goes back to the queue. `counts`: the attempt counts toward
+ *  MAX_TASK_ATTEMPTS (a crash does; an orderly stop does not). */
+export class Interrupted extends Error {
+  override name = "Interrupted"
+  constructor(message: string, readonly counts: boolean) {
+    super(message)
+  }
+}
+
+/** Whether a task not ended, or staged by a Planner, runs in this session: two runs cannot
+ *  share one session log. */
+export function sessionInUse(tasks: Iterable<TaskRecord>, sessionId: string): boolean {
+  for (const task of tasks) if ((task.sessionId === sessionId && !TERMINAL.has(task.status)) || task.staged?.some((staged) => staged.sessionId === sessionId)) return true
+  return false
+}
+
+/** The run's number (see TaskRecord.runs). */
+export const runOf = (task: TaskRecord): number => task.runs ?? task.attempts
+
+/** A run that took longer than its task's timeout (the board's timer, or a cluster's claimer). */
+export class TimedOut extends Error {
+  override name = "TimedOut"
+}
+
+/** A leader that stops leaves a task's run to the process running it; the next leader follows
+ *  it to its end (recovery.ts), so the record stays as it is. */
+export class HandedOver extends Error {
+  override name = "HandedOver"
+}
+
+/** The record of a task that was interrupted: queued again, or failed once it was interrupted
+ *  MAX_TASK_ATTEMPTS times. */
+export function interrupted(task: TaskRecord, counts: boolean): TaskRecord {
+  if (counts && task.attempts >= MAX_TASK_ATTEMPTS) return { ...task, status: "failed", error: `interrupted ${task.attempts} times by a restart`, endedAt: new Date().toISOString() }
+  return { ...task, status: "queued", attempts: counts ? task.attempts : task.attempts - 1 }
 }
 
 /** The inbox event of a batch's results: one per batch head, whatever wakes it. */

@@ -1,0 +1,101 @@
+import type PgBoss from "pg-boss"
+import type { Logger } from "pino"
+import { errorText } from "../core/errors.ts"
+import { ToolError } from "../tool/tool.ts"
+import type { ClusterLink } from "./link.ts"
+import { CALL_QUEUE, Claimer } from "./queues.ts"
+
+const CALL_CHANNEL = "steward_call"
+const DONE_CHANNEL = "steward_call_done"
+/** Calls in hand at once on the leader: an approval waits for the user in its slot. */
+const SERVED_AT_ONCE = 64
+
+/** What a call's job ends with. A handler's error ends the call (a ToolError stays one for the
+ *  model that made it); only a leader dying in the middle makes pg-boss try it again. */
+interface CallOutput {
+  value?: unknown
+  error?: string
+  toolError?: boolean
+}
+
+export type CallHandlers = Record<string, (...args: never[]) => Promise<unknown>>
+
+/**
+ * Calls from a process that does not lead to the parts only the leader runs (the task board,
+ * scheduler, questions, outbox, inbound gate): a pg-boss job each, so a call outlives a leader
+ * that dies — the next one takes it, and every handler is idempotent by the caller's origin.
+ * The leader completes the job with the result and announces it; the caller reads the result.
+ */
+export class LeaderCalls {
+  private readonly waiters = new Map<string, () => void>()
+  private server: Claimer<{ method: string; args: unknown[] }> | undefined
+
+  constructor(
+    private readonly boss: PgBoss,
+    private readonly link: ClusterLink,
+    private readonly log: Logger,
+  ) {}
+
+  /** Starts hearing that calls ended. */
+  async start(): Promise<void> {
+    await this.link.listen(DONE_CHANNEL, (id) => this.waiters.get(id)?.())
+  }
+
+  /**
+   * Calls `method` on the leader and waits for its result. `expireSeconds`: how long the leader
+   * may take before the call counts as lost with it (and is tried again); `waitMs`: give up
+   * waiting after this long and resolve `undefined` — the call stays queued and will be made.
+   */
+  async call<T>(method: string, args: unknown[], { expireSeconds = 60, waitMs }: { expireSeconds?: number; waitMs?: number } = {}): Promise<T | undefined> {
+    const id = await this.boss.send(CALL_QUEUE, { method, args }, { retryLimit: 3, retryDelay: 1, expireInSeconds: expireSeconds })
+    if (!id) throw new Error(`the call ${method} was not queued`)
+    await this.link.notify(CALL_CHANNEL, method).catch(() => {})
+    const deadline = waitMs === undefined ? Infinity : Date.now() + waitMs
+    try {
+      for (;;) {
+        const woken = new Promise<void>((resolve) => {
+          this.waiters.set(id, resolve)
+          // A missed notification costs at most a second.
+          setTimeout(resolve, Math.min(1000, Math.max(0, deadline - Date.now()))).unref()
+        })
+        const job = await this.boss.getJobById<unknown>(CALL_QUEUE, id, { includeArchive: true })
+        if (job?.state === "completed") return answer<T>(job.output as CallOutput)
+        if (!job || job.state === "failed" || job.state === "cancelled") throw new Error(`the leader could not take the call ${method}`)
+        if (Date.now() >= deadline) return undefined
+        await woken
+      }
+    } finally {
+      this.waiters.delete(id)
+    }
+  }
+
+  /** On the leader: takes calls and answers them with `handlers`. */
+  async serve(handlers: CallHandlers): Promise<void> {
+    const server = new Claimer<{ method: string; args: unknown[] }>(this.boss, CALL_QUEUE, SERVED_AT_ONCE, (job) => this.answer(job, handlers), this.log)
+    this.server = server
+    await this.link.listen(CALL_CHANNEL, () => server.wake())
+    server.start()
+  }
+
+  async stop(): Promise<void> {
+    await this.server?.stop()
+  }
+
+  private async answer(job: PgBoss.Job<{ method: string; args: unknown[] }>, handlers: CallHandlers): Promise<void> {
+    const handler = handlers[job.data.method] as ((...args: unknown[]) => Promise<unknown>) | undefined
+    let output: CallOutput
+    try {
+      if (!handler) throw new Error(`no such call: ${job.data.method}`)
+      output = { value: await handler(...job.data.args) }
+    } catch (error) {
+      output = { error: errorText(error), toolError: error instanceof ToolError }
+    }
+    await this.boss.complete(CALL_QUEUE, job.id, output as object)
+    await this.link.notify(DONE_CHANNEL, job.id).catch(() => {})
+  }
+}
+
+function answer<T>(output: CallOutput | null): T {
+  if (output?.error !== undefined) throw output.toolError ? new ToolError(output.error) : new Error(output.error)
+  return output?.value as T
+}

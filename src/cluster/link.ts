@@ -1,0 +1,66 @@
+import pg from "pg"
+import type { Logger } from "pino"
+
+/** The advisory lock whose holder is the leader: any 64-bit number the rest of the database
+ *  does not use ("steward" in ASCII). */
+const LEADER_LOCK = 0x73746577617264n
+
+/**
+ * One process's line to the cluster's Postgres, apart from the store's: a connection of its own
+ * that holds the leader lock (a session advisory lock, so it is released the moment the process
+ * or its connection dies) and listens for the cluster's notifications, and a small pool to send
+ * them. A notification only wakes someone up: what it is about is always read from the store.
+ */
+export class ClusterLink {
+  private readonly handlers = new Map<string, Array<(payload: string) => void>>()
+  private closed = false
+
+  private constructor(
+    private readonly client: pg.Client,
+    private readonly pool: pg.Pool,
+  ) {
+    client.on("notification", (message) => {
+      for (const handler of this.handlers.get(message.channel) ?? []) handler(message.payload ?? "")
+    })
+  }
+
+  /** `onLost`: the connection broke — a leader has lost its lock and must stop leading. */
+  static async connect(url: string, log: Logger, onLost: (error: Error) => void): Promise<ClusterLink> {
+    const client = new pg.Client({ connectionString: url, application_name: "steward-cluster" })
+    const pool = new pg.Pool({ connectionString: url, max: 2, application_name: "steward-notify" })
+    pool.on("error", (error) => log.warn({ err: error }, "cluster: a notify connection failed"))
+    await client.connect()
+    const link = new ClusterLink(client, pool)
+    client.on("error", (error) => {
+      if (!link.closed) onLost(error)
+    })
+    client.on("end", () => {
+      if (!link.closed) onLost(new Error("the cluster connection to Postgres ended"))
+    })
+    return link
+  }
+
+  /** Takes the leader lock if no other process holds it. */
+  async tryLead(): Promise<boolean> {
+    const { rows } = await this.client.query<{ locked: boolean }>("SELECT pg_try_advisory_lock($1::bigint) AS locked", [LEADER_LOCK.toString()])
+    return rows[0]!.locked
+  }
+
+  async listen(channel: string, handler: (payload: string) => void): Promise<void> {
+    const list = this.handlers.get(channel)
+    if (list) return void list.push(handler)
+    this.handlers.set(channel, [handler])
+    await this.client.query(`LISTEN ${pg.escapeIdentifier(channel)}`)
+  }
+
+  /** Tells every listening process (this one too); best effort — a lost notification is made up
+   *  for by the listeners' own periodic checks. */
+  async notify(channel: string, payload = ""): Promise<void> {
+    await this.pool.query("SELECT pg_notify($1, $2)", [channel, payload])
+  }
+
+  async close(): Promise<void> {
+    this.closed = true
+    await Promise.allSettled([this.client.end(), this.pool.end()])
+  }
+}

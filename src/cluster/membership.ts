@@ -1,0 +1,98 @@
+import { randomBytes } from "node:crypto"
+import { hostname } from "node:os"
+import type { Logger } from "pino"
+import type { TaskRecord } from "../core/types.ts"
+import type { ClusterRecords, ProcessRecord } from "../store/cluster-records.ts"
+import type { ClusterLink } from "./link.ts"
+
+/** A dead process's record stays this many leases, for `steward status`, then goes. */
+const DEAD_KEPT_LEASES = 40
+
+/**
+ * This process in the cluster: its record (who it is, whether it leads, what it runs), rewritten
+ * every fifth of a lease as its heartbeat, and the leader lock it tries to take at each beat until
+ * it holds it. A process whose record is older than the lease is taken for dead: what it ran is
+ * run again elsewhere (remote-runs.ts).
+ */
+export class Membership {
+  readonly id = `${hostname()}:${process.pid}:${randomBytes(3).toString("hex")}`
+  private leading = false
+  private readonly startedAt = new Date().toISOString()
+  private readonly running = new Map<string, ProcessRecord["running"][number]>()
+  private timer: NodeJS.Timeout | undefined
+  private beating: Promise<void> = Promise.resolve()
+
+  constructor(
+    private readonly deps: {
+      records: ClusterRecords
+      link: ClusterLink
+      leaseMs: number
+      log: Logger
+      /** This process just took the leader lock (called once; the heartbeat goes on beside it). */
+      onLeader: () => void
+    },
+  ) {}
+
+  get isLeader(): boolean {
+    return this.leading
+  }
+
+  /** Writes the first heartbeat and tries to lead; then beats on. */
+  async start(): Promise<void> {
+    await this.beat()
+    this.timer = setInterval(() => void this.beat(), Math.max(50, Math.floor(this.deps.leaseMs / 5)))
+    this.timer.unref()
+  }
+
+  /** A run starts here: on record before it starts, so a death during it is seen. */
+  async started(task: TaskRecord, attempt: number): Promise<void> {
+    this.running.set(`${task.id}:${attempt}`, { taskId: task.id, attempt, agent: task.agent, conversation: task.conversation })
+    await this.write()
+  }
+
+  async ended(taskId: string, attempt: number): Promise<void> {
+    this.running.delete(`${taskId}:${attempt}`)
+    await this.write()
+  }
+
+  /** The ids of the processes seen within the lease (this one always). */
+  async alive(): Promise<Set<string>> {
+    const cutoff = Date.now() - this.deps.leaseMs
+    const records = await this.deps.records.processes()
+    return new Set([this.id, ...records.filter((record) => Date.parse(record.seenAt) >= cutoff).map((record) => record.id)])
+  }
+
+  /** Leaves the cluster: the record goes (the leader lock goes with the link). */
+  async stop(): Promise<void> {
+    clearInterval(this.timer)
+    await this.beating
+    await this.deps.records.removeProcess(this.id).catch((error: unknown) => this.deps.log.warn({ err: error }, "cluster: could not remove this process's record"))
+  }
+
+  private beat(): Promise<void> {
+    this.beating = this.beating.then(async () => {
+      try {
+        if (!this.leading && (await this.deps.link.tryLead())) {
+          this.leading = true
+          await this.write()
+          this.deps.log.info({ process: this.id }, "cluster: this process leads")
+          this.deps.onLeader()
+        } else await this.write()
+        if (this.leading) await this.forgetDead()
+      } catch (error) {
+        this.deps.log.warn({ err: error }, "cluster: heartbeat failed")
+      }
+    })
+    return this.beating
+  }
+
+  private write(): Promise<void> {
+    const record: ProcessRecord = { id: this.id, host: hostname(), pid: process.pid, startedAt: this.startedAt, seenAt: new Date().toISOString(), leader: this.leading, running: [...this.running.values()] }
+    return this.deps.records.saveProcess(record)
+  }
+
+  private async forgetDead(): Promise<void> {
+    const cutoff = Date.now() - DEAD_KEPT_LEASES * this.deps.leaseMs
+    for (const record of await this.deps.records.processes()) if (Date.parse(record.seenAt) < cutoff) await this.deps.records.removeProcess(record.id)
+  }
+}

@@ -1,0 +1,140 @@
+import type PgBoss from "pg-boss"
+import type { Logger } from "pino"
+import type { LoopOutcome } from "../agent/loop.ts"
+import type { Config } from "../config/config.ts"
+import { errorText } from "../core/errors.ts"
+import type { TaskRecord, ToolSummary } from "../core/types.ts"
+import { claimId } from "../store/cluster-records.ts"
+import type { Store } from "../store/store.ts"
+import { HandedOver, Interrupted, runOf, TimedOut } from "../supervisor/task-records.ts"
+import type { ClusterLink } from "./link.ts"
+import type { Membership } from "./membership.ts"
+import { dispatchTask, jobIdOf, TASK_QUEUES } from "./queues.ts"
+import { CANCEL_CHANNEL, CLAIMS_CHANNEL, PROGRESS_CHANNEL } from "./task-host.ts"
+
+/** Claims of runs that ended are dropped after this long: the task record holds the outcome. */
+const CLAIMS_KEPT_MS = 3600_000
+
+interface Waiter {
+  task: TaskRecord
+  sentAt: number
+  resolve: (outcome: LoopOutcome) => void
+  reject: (error: unknown) => void
+  onTool: (summary: ToolSummary) => void
+}
+
+/**
+ * The leader's side of a task run in a cluster: the task board's `run`. It puts the attempt on
+ * the queue and waits for its claim to end (task-host.ts). Every lease it checks the runs it
+ * waits for: a holder no longer alive, or a job taken but never claimed, interrupts the run,
+ * and the board queues the task again as a new attempt.
+ */
+export class RemoteRuns {
+  private readonly waiting = new Map<string, Waiter>()
+  private timer: NodeJS.Timeout | undefined
+  private sweeping = false
+
+  constructor(
+    private readonly deps: {
+      store: Store
+      boss: PgBoss
+      link: ClusterLink
+      membership: Membership
+      config: Config
+      log: Logger
+      stopping: () => boolean
+    },
+  ) {}
+
+  /** Starts following claims, progress and lost runs (once this process leads). */
+  async start(): Promise<void> {
+    const { link } = this.deps
+    await link.listen(CLAIMS_CHANNEL, (id) => void this.check(id))
+    await link.listen(PROGRESS_CHANNEL, (payload) => this.progress(payload))
+    this.timer = setInterval(() => void this.sweep(), Math.max(50, this.deps.config.cluster.leaseSeconds * 500))
+    this.timer.unref()
+  }
+
+  stop(): void {
+    clearInterval(this.timer)
+  }
+
+  readonly run = (task: TaskRecord, signal: AbortSignal, onTool: (summary: ToolSummary) => void): Promise<LoopOutcome> => {
+    const id = claimId(task.id, runOf(task))
+    const outcome = new Promise<LoopOutcome>((resolve, reject) => this.waiting.set(id, { task, sentAt: Date.now(), resolve, reject, onTool }))
+    signal.addEventListener(
+      "abort",
+      () => {
+        if (!this.waiting.has(id)) return
+        // A leader that stops leaves the run to go on; its successor follows it (recovery.ts).
+        if (this.deps.stopping()) return this.finish(id, (waiter) => waiter.reject(new HandedOver("left to the next leader")))
+        void this.deps.link.notify(CANCEL_CHANNEL, JSON.stringify({ id, reason: errorText(signal.reason) })).catch(() => {})
+        this.finish(id, (waiter) => waiter.reject(signal.reason))
+      },
+      { once: true },
+    )
+    const seconds = task.timeout ?? this.deps.config.timeouts[task.role as "planner" | "worker"]
+    dispatchTask(this.deps.boss, task, seconds, this.deps.config.cluster.leaseSeconds)
+      .then(() => this.deps.link.notify("steward_work", task.role))
+      // Taken over from another leader: the run may have ended already.
+      .then(() => this.check(id))
+      .catch((error: unknown) => this.finish(id, (waiter) => waiter.reject(error)))
+    return outcome
+  }
+
+  private async check(id: string): Promise<void> {
+    if (!this.waiting.has(id)) return
+    const claim = await this.deps.store.cluster.claim(id)
+    if (claim?.status === "done") this.finish(id, (waiter) => waiter.resolve({ status: "done", text: claim.result ?? "" }))
+    else if (claim?.status === "failed") this.finish(id, (waiter) => waiter.reject(new (claim.timedOut ? TimedOut : Error)(claim.error ?? "the run failed")))
+    else if (claim?.status === "released") this.finish(id, (waiter) => waiter.reject(new Interrupted("the process running it stopped", false)))
+  }
+
+  /** Every waiter whose run is lost is interrupted; missed notifications are made up for. */
+  private async sweep(): Promise<void> {
+    if (this.sweeping) return
+    this.sweeping = true
+    try {
+      const alive = await this.deps.membership.alive()
+      const leaseMs = this.deps.config.cluster.leaseSeconds * 1000
+      for (const [id, waiter] of [...this.waiting]) {
+        const claim = await this.deps.store.cluster.claim(id)
+        if (claim && claim.status !== "running") await this.check(id)
+        else if (claim && !alive.has(claim.holder)) this.finish(id, (w) => w.reject(new Interrupted(`the process running it (${claim.holder}) died`, true)))
+        else if (!claim && Date.now() - waiter.sentAt > leaseMs && (await this.lostJob(waiter.task, leaseMs))) this.finish(id, (w) => w.reject(new Interrupted("its job was taken but never started", true)))
+      }
+      await this.deps.store.cluster.pruneClaims(Date.now() - CLAIMS_KEPT_MS)
+    } catch (error) {
+      this.deps.log.warn({ err: error }, "cluster: could not check the runs under way")
+    } finally {
+      this.sweeping = false
+    }
+  }
+
+  /** A job taken (active) for longer than the lease without a claim: its taker died before it
+   *  wrote one. A job gone or ended without a claim is lost too. */
+  private async lostJob(task: TaskRecord, leaseMs: number): Promise<boolean> {
+    const job = await this.deps.boss.getJobById(TASK_QUEUES[task.role as "planner" | "worker"], jobIdOf(task.id, runOf(task)))
+    if (!job) return true
+    if (job.state === "created" || job.state === "retry") return false
+    if (job.state === "active") return job.startedOn !== null && Date.now() - new Date(job.startedOn).getTime() > leaseMs
+    // Ended without a claim, though a claim is written before the job completes: re-read it.
+    return (await this.deps.store.cluster.claim(claimId(task.id, runOf(task)))) === undefined
+  }
+
+  private progress(payload: string): void {
+    try {
+      const { taskId, summary } = JSON.parse(payload) as { taskId: string; summary: ToolSummary }
+      for (const waiter of this.waiting.values()) if (waiter.task.id === taskId) waiter.onTool(summary)
+    } catch {
+      // Not ours, or cut short: progress is a nicety, never state.
+    }
+  }
+
+  private finish(id: string, settle: (waiter: Waiter) => void): void {
+    const waiter = this.waiting.get(id)
+    if (!waiter) return
+    this.waiting.delete(id)
+    settle(waiter)
+  }
+}

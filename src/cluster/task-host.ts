@@ -1,0 +1,109 @@
+import type PgBoss from "pg-boss"
+import type { Logger } from "pino"
+import type { Config } from "../config/config.ts"
+import { errorText } from "../core/errors.ts"
+import type { ToolSummary } from "../core/types.ts"
+import type { Store } from "../store/store.ts"
+import { claimId, type ClaimRecord } from "../store/cluster-records.ts"
+import type { AgentRunner } from "../supervisor/runner.ts"
+import { Sessions } from "../supervisor/sessions.ts"
+import { runOf, sessionOf, TimedOut } from "../supervisor/task-records.ts"
+import type { ClusterLink } from "./link.ts"
+import type { Membership } from "./membership.ts"
+import type { TaskJob } from "./queues.ts"
+
+export const CLAIMS_CHANNEL = "steward_claims"
+export const PROGRESS_CHANNEL = "steward_progress"
+export const CANCEL_CHANNEL = "steward_cancel"
+/** Postgres refuses a notification payload over 8000 bytes. */
+const MAX_PAYLOAD = 7900
+
+/** Why a run of this process was cut short by its own stop: the claim is released, not failed. */
+class Stopping extends Error {}
+
+/**
+ * Runs the task jobs this process claims, whichever process leads: the claim is written before
+ * the run starts (with this process as its holder) and again with the outcome, which the leader
+ * reads (remote-runs.ts). A job whose attempt is no longer the task's — the task moved on, or the
+ * job was delivered again — is completed without running.
+ */
+export class TaskHost {
+  private readonly runs = new Map<string, AbortController>()
+  private readonly sessions: Sessions
+
+  constructor(
+    private readonly deps: {
+      store: Store
+      boss: PgBoss
+      link: ClusterLink
+      membership: Membership
+      config: Config
+      log: Logger
+      /** The runner to use now: its tools reach the leader's parts, here or over the queue. */
+      runner: () => AgentRunner
+      /** Before a run, when this process does not lead: what it keeps of the store is refreshed. */
+      refresh: () => Promise<void>
+    },
+  ) {
+    this.sessions = new Sessions(deps.store)
+  }
+
+  /** Handles one claimed job of `queue` and completes it. */
+  async handle(queue: string, job: PgBoss.Job<TaskJob>): Promise<void> {
+    try {
+      await this.runClaimed(job.data)
+    } finally {
+      await this.deps.boss.complete(queue, job.id).catch((error: unknown) => this.deps.log.warn({ err: error, job: job.id }, "cluster: could not complete a task job"))
+    }
+  }
+
+  /** The leader cancelled a run (`/stop`, cancel_task, its timeout). */
+  cancel(id: string, reason: string): void {
+    this.runs.get(id)?.abort(new Error(reason))
+  }
+
+  /** Cuts every run short: their claims are released, so the leader queues them again without
+   *  counting the attempt. */
+  stop(): void {
+    for (const controller of this.runs.values()) controller.abort(new Stopping("Steward is stopping"))
+  }
+
+  private async runClaimed({ taskId, attempt }: TaskJob): Promise<void> {
+    const { store, membership, log } = this.deps
+    const id = claimId(taskId, attempt)
+    if (await store.cluster.claim(id)) return
+    const task = await store.task(taskId)
+    if (task?.status !== "running" || runOf(task) !== attempt) return
+    const claim: ClaimRecord = { id, taskId, attempt, holder: membership.id, startedAt: new Date().toISOString(), status: "running" }
+    await store.cluster.saveClaim(claim)
+    await membership.started(task, attempt)
+    const controller = new AbortController()
+    this.runs.set(id, controller)
+    // The run is timed where it runs: time spent waiting in the queue does not count.
+    const seconds = task.timeout ?? this.deps.config.timeouts[task.role as "planner" | "worker"]
+    const timer = setTimeout(() => controller.abort(new TimedOut(`timed out after ${seconds} s`)), seconds * 1000)
+    let end: Pick<ClaimRecord, "status" | "result" | "error" | "timedOut">
+    try {
+      if (!membership.isLeader) await this.deps.refresh()
+      const session = await this.sessions.open(sessionOf(task))
+      const outcome = await this.deps.runner().runTask(task, session, controller.signal, (summary) => this.progress(taskId, summary))
+      end = { status: "done", result: outcome.status === "done" ? outcome.text : "" }
+    } catch (error) {
+      const reason: unknown = controller.signal.reason
+      end = reason instanceof Stopping ? { status: "released" } : { status: "failed", error: errorText(controller.signal.aborted ? reason : error), timedOut: reason instanceof TimedOut || undefined }
+    } finally {
+      clearTimeout(timer)
+      this.runs.delete(id)
+      this.sessions.forget(task.sessionId)
+    }
+    await store.cluster.saveClaim({ ...claim, ...end, endedAt: new Date().toISOString() })
+    await membership.ended(taskId, attempt)
+    await this.deps.link.notify(CLAIMS_CHANNEL, id).catch((error: unknown) => log.warn({ err: error }, "cluster: could not announce a run's end"))
+  }
+
+  private progress(taskId: string, summary: ToolSummary): void {
+    const payload = JSON.stringify({ taskId, summary })
+    if (payload.length > MAX_PAYLOAD) return
+    this.deps.link.notify(PROGRESS_CHANNEL, payload).catch(() => {})
+  }
+}
