@@ -57,7 +57,7 @@ export async function startApp(
   const mcp = await startMcp(config, log, builtInToolIds())
   const tools = [...allTools(workerTypes, { fetch: config.fetch, workspace: config.workspace, search: searchProvider(config.search) }), ...(mcp?.families() ?? [])]
   const rules = { teller: forRole("teller", extra), planner: forRole("planner", extra), worker: forRole("worker", extra, mcp?.grants()) }
-  const store = await Store.open(config.dataDir)
+  const store = await Store.open(config.dataDir, config.storeUrl)
   const byName = new Map(channels.map((channel) => [channel.name, channel]))
   const running = new Supervisor({ config, store, channels: byName, agents, model, tools, rules, memory, log, commandsDir: join(promptsDir, "commands"), onUsage: (sample) => {
       // Usage is a record, not state work depends on: a failed write is logged, never retried.
