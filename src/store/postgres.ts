@@ -164,9 +164,10 @@ export class PostgresBackend implements Backend {
   async backup(file: string): Promise<void> {
     // Created here, exclusively: an existing file is refused, never overwritten.
     writeFileSync(file, "", { flag: "wx" })
-    const client = await this.pool.connect()
+    let client: pg.PoolClient | undefined
     let copy: SqliteBackend | undefined
     try {
+      client = await this.pool.connect()
       await client.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
       copy = await SqliteBackend.open(dirname(file), this.schema(), basename(file))
       for (let after = ["", ""]; ; ) {
@@ -178,12 +179,13 @@ export class PostgresBackend implements Backend {
       await client.query("COMMIT")
       await copy.close()
     } catch (error) {
-      await client.query("ROLLBACK").catch(() => {})
+      await client?.query("ROLLBACK").catch(() => {})
       await copy?.close().catch(() => {})
+      // A half-written copy must not pass for a backup.
       for (const suffix of ["", "-wal", "-shm"]) rmSync(`${file}${suffix}`, { force: true })
       throw error
     } finally {
-      client.release()
+      client?.release()
     }
   }
 
