@@ -60,7 +60,7 @@ export async function startApp(
   const mcp = await startMcp(config, log, builtInToolIds())
   const tools = [...allTools(workerTypes, { fetch: config.fetch, workspace: config.workspace, search: searchProvider(config.search) }), ...(mcp?.families() ?? [])]
   const rules = { teller: forRole("teller", extra), planner: forRole("planner", extra), worker: forRole("worker", extra, mcp?.grants()) }
-  const store = await Store.open(config.dataDir)
+  const store = await Store.open(config.dataDir, config.storeUrl)
   const cluster = config.storeUrl ? await ClusterNode.join(config, store, config.storeUrl, log, options.onFatal ?? ((error) => log.fatal({ err: error }, "cluster: this process must stop"))) : undefined
   const byName = new Map(channels.map((channel) => [channel.name, channel]))
   const running = new Supervisor({ config, store, channels: byName, agents, model, tools, rules, memory, log, commandsDir: join(promptsDir, "commands"), onUsage: (sample) => {

@@ -2,7 +2,7 @@ import type { Command } from "commander"
 import { NewerDataError } from "../store/migrations.ts"
 import { Store } from "../store/store.ts"
 import { MIN_PREFIX, resolveId as resolveIdPrefix } from "../supervisor/id-prefix.ts"
-import { dataDirOf, loadConfig, type Config } from "../config/config.ts"
+import { ConfigError, dataDirOf, loadConfig, storeUrlOf, type Config } from "../config/config.ts"
 
 /** A command that could not do what was asked: `steward: <message>` on stderr and this exit code. */
 export class CliError extends Error {
@@ -42,11 +42,14 @@ export function resolveId(ids: readonly string[], prefix: string, what: string):
   return found.id
 }
 
-/** Opens the data folder's store for one command; data from a newer Steward is refused (exit 2). */
+/** Opens the store (STORE_URL's database, else the data folder's) for one command; a bad
+ *  STORE_URL or data from a newer Steward is refused (exit 2). */
 export async function withStore<T>(use: (store: Store) => Promise<T>): Promise<T> {
-  const store = await Store.open(dataDirOf()).catch((error: unknown) => {
-    throw error instanceof NewerDataError ? new CliError(error.message, 2) : error
-  })
+  const store = await Promise.resolve()
+    .then(() => Store.open(dataDirOf(), storeUrlOf()))
+    .catch((error: unknown) => {
+      throw error instanceof NewerDataError || error instanceof ConfigError ? new CliError(error.message, 2) : error
+    })
   try {
     return await use(store)
   } finally {

@@ -2,7 +2,7 @@ import { resolve } from "node:path"
 import { z } from "zod"
 import { isTimeZone } from "../schedule/cron.ts"
 import { allowHostsSchema, type AllowList } from "../web/address-policy.ts"
-import { allowedUsers, httpUrl, modelSpec, MODEL_EXPECTED, port, PROVIDERS, wholeNumber, type AllowedUsers, type Provider } from "./fields.ts"
+import { allowedUsers, httpUrl, modelSpec, MODEL_EXPECTED, port, PROVIDERS, storeUrl, wholeNumber, type AllowedUsers, type Provider } from "./fields.ts"
 
 export { PROVIDERS, type AllowedUsers, type Provider } from "./fields.ts"
 
@@ -20,6 +20,8 @@ export type LogLevel = (typeof LOG_LEVELS)[number]
 
 export interface Config {
   dataDir: string
+  /** A Postgres URL to keep the state in; none: SQLite in dataDir. */
+  storeUrl?: string
   models: { teller: ModelSpec; planner: ModelSpec; worker: ModelSpec }
   /** Embeddings for hybrid memory search; none = lexical search only. */
   embeddingModel?: ModelSpec
@@ -78,8 +80,6 @@ export interface Config {
   /** Several processes on one Postgres (STORE_URL): a process silent this long is taken for
    *  dead, and the task it ran is run again elsewhere. */
   cluster: { leaseSeconds: number }
-  /** postgres://… : the store on Postgres, shared by several processes. */
-  storeUrl?: string
   /** Files users send: the largest one saved, whether images reach the Teller's model as
    *  images, and the model that turns voice notes into text (none: voice is not set up). */
   attachments: { maxBytes: number; vision: boolean; transcribeModel?: ModelSpec }
@@ -104,6 +104,7 @@ export class ConfigError extends Error {
 
 const schema = z.object({
   DATA_DIR: z.string().default("./data"),
+  STORE_URL: storeUrl.optional(),
   MODEL: modelSpec.optional(),
   TELLER_MODEL: modelSpec.optional(),
   PLANNER_MODEL: modelSpec.optional(),
@@ -196,19 +197,21 @@ function notSet(variable: string, expected: string): ConfigError {
   return new ConfigError(variable, `${variable} is not set: ${expected}`)
 }
 
+/** The one line for a variable the schema refused: what was expected and what was given. */
+function issueError(issue: z.core.$ZodIssue, present: Record<string, string | undefined>): ConfigError {
+  const variable = String(issue.path[0])
+  const raw = present[variable]
+  if (raw === undefined) return notSet(variable, issue.message)
+  const given = issue.code === "custom" && typeof issue.params?.got === "string" ? issue.params.got : JSON.stringify(raw)
+  return new ConfigError(variable, `${variable}: ${issue.message}, got ${given}`)
+}
+
 /** Reads Steward's configuration from environment variables; throws ConfigError on the first problem. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   // An empty value (`KEY=` in .env, or an unset compose variable) means "use the default".
   const present = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== undefined && value !== ""))
   const parsed = schema.safeParse(present)
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!
-    const variable = String(issue.path[0])
-    const raw = present[variable]
-    if (raw === undefined) throw notSet(variable, issue.message)
-    const given = issue.code === "custom" && typeof issue.params?.got === "string" ? issue.params.got : JSON.stringify(raw)
-    throw new ConfigError(variable, `${variable}: ${issue.message}, got ${given}`)
-  }
+  if (!parsed.success) throw issueError(parsed.error.issues[0]!, present)
   const vars = parsed.data
 
   const modelFor = (role: (typeof ROLES)[number]): ModelSpec => {
@@ -276,6 +279,7 @@ export function checkProvider(spec: ModelSpec, config: Config): void {
 function toConfig(vars: Vars, models: Config["models"]): Config {
   return {
     dataDir: resolve(vars.DATA_DIR),
+    storeUrl: vars.STORE_URL,
     models,
     embeddingModel: vars.EMBEDDING_MODEL && { ...vars.EMBEDDING_MODEL, variable: "EMBEDDING_MODEL" },
     providers: {
@@ -319,7 +323,6 @@ function toConfig(vars: Vars, models: Config["models"]): Config {
     admin: { host: vars.ADMIN_HOST, port: vars.ADMIN_PORT === "off" ? undefined : vars.ADMIN_PORT },
     shutdownGraceMs: vars.SHUTDOWN_GRACE * 1000,
     cluster: { leaseSeconds: vars.CLUSTER_LEASE_SECONDS },
-    storeUrl: undefined,
     attachments: {
       maxBytes: vars.MAX_ATTACHMENT_MB * 1024 * 1024,
       // Many local models behind openai-compatible servers cannot see images.
@@ -345,6 +348,15 @@ export function readEnvFile(path = ".env"): void {
 /** Where the state lives, for commands that need nothing else of the configuration (the CLI). */
 export function dataDirOf(env: NodeJS.ProcessEnv = process.env): string {
   return resolve(schema.shape.DATA_DIR.parse(env.DATA_DIR || undefined))
+}
+
+/** The Postgres store's URL (STORE_URL), undefined for SQLite; throws ConfigError on a bad one,
+ *  for commands that need nothing else of the configuration (the CLI). */
+export function storeUrlOf(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  if (!env.STORE_URL) return undefined
+  const parsed = schema.shape.STORE_URL.safeParse(env.STORE_URL)
+  if (!parsed.success) throw issueError({ ...parsed.error.issues[0]!, path: ["STORE_URL"] }, { STORE_URL: env.STORE_URL })
+  return parsed.data
 }
 
 /** For entry points: `.env`, then the configuration; a mistake in either is reported in one

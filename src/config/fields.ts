@@ -79,3 +79,19 @@ export const allowedUsers = z.string().transform((value, ctx): AllowedUsers => {
   }
   return result
 })
+
+/** A connection URL with its password replaced by `***` (in `user:password@` and in a
+ *  `password=` parameter), for error and log lines; by text, so a malformed URL is redacted too. */
+export function redactUrl(text: string): string {
+  return text.replace(/^((?:[a-z][a-z0-9+.-]*:\/\/)?[^:/@\s]*:).*@/i, "$1***@").replace(/([?&]password=)[^&]*/gi, "$1***")
+}
+
+const STORE_URL_EXPECTED = "expected postgres://user:password@host:port/database (or empty for SQLite in DATA_DIR)"
+
+/** Where the state lives: "" keeps SQLite in DATA_DIR; a Postgres URL moves it to that database. */
+export const storeUrl = z.string().transform((value, ctx) => {
+  if (URL.canParse(value) && /^postgres(ql)?:$/.test(new URL(value).protocol)) return value
+  // The value may hold a password: the error shows it redacted, never as given.
+  ctx.addIssue({ code: "custom", message: STORE_URL_EXPECTED, params: { got: JSON.stringify(redactUrl(value)) } })
+  return z.NEVER
+})

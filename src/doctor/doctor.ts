@@ -2,9 +2,11 @@ import { mkdir, rm, writeFile } from "node:fs/promises"
 import { join } from "node:path"
 import pino from "pino"
 import { chatChannels, dataDirOf, loadConfig, type Config } from "../config/config.ts"
+import { redactUrl } from "../config/fields.ts"
 import { lockState } from "../lock/data-dir-lock.ts"
 import { mcpStatus } from "../mcp/hub.ts"
 import { checkModels } from "../model/model-check.ts"
+import { postgresVersion } from "../store/postgres.ts"
 import { checkSlack, checkTelegram } from "./channels.ts"
 import { failed, passed, reason, type Check } from "./check.ts"
 
@@ -28,6 +30,14 @@ async function checkDataDir(dataDir: string): Promise<Check[]> {
   return [writable, held]
 }
 
+/** The Postgres database of STORE_URL answers. */
+async function checkStore(url: string): Promise<Check> {
+  return postgresVersion(url).then(
+    (version) => passed("store", `Postgres ${version} at ${redactUrl(url)} answers`),
+    (error: unknown) => failed("store", error instanceof Error ? error.message : String(error), "start the database, or correct STORE_URL (user, password, host, port, database)"),
+  )
+}
+
 /** Every check `steward doctor` runs, in order; configuration first, then what it names. */
 export async function runDoctor(env: NodeJS.ProcessEnv = process.env): Promise<Check[]> {
   let config: Config
@@ -38,6 +48,7 @@ export async function runDoctor(env: NodeJS.ProcessEnv = process.env): Promise<C
     return [failed("configuration", message, "correct that variable in .env or the environment (see .env.example)"), ...(await checkDataDir(dataDirOf(env)))]
   }
   const checks: Check[] = [passed("configuration", `reads as start-up reads it; channels: ${chatChannels(config).join(", ")}`), ...(await checkDataDir(config.dataDir))]
+  if (config.storeUrl) checks.push(await checkStore(config.storeUrl))
   checks.push(...(await checkModels(config)))
   if (config.telegram.botToken) checks.push(await checkTelegram(config.telegram))
   if (config.slack.botToken) checks.push(...(await checkSlack(config.slack)))

@@ -53,9 +53,10 @@ export class SqliteBackend implements Backend {
     private readonly slots: Map<string, Map<string, number>>,
   ) {}
 
-  static async open(dataDir: string, schema: readonly CollectionSchema[]): Promise<SqliteBackend> {
+  /** Opens `dataDir/file`; another file than steward.sqlite is a backup being written. */
+  static async open(dataDir: string, schema: readonly CollectionSchema[], file = "steward.sqlite"): Promise<SqliteBackend> {
     mkdirSync(dataDir, { recursive: true })
-    const adapter = new KeyvSqlite({ uri: `sqlite://${join(dataDir, "steward.sqlite")}`, busyTimeout: 5000 })
+    const adapter = new KeyvSqlite({ uri: `sqlite://${join(dataDir, file)}`, busyTimeout: 5000 })
     // WAL lets readers (the CLI, backups) run beside the writer; NORMAL sync keeps every
     // committed write across a process crash (power loss may lose the last commits).
     await adapter.query("PRAGMA journal_mode=WAL")

@@ -8,6 +8,7 @@ import { put, remove, type AllowedRecord, type Collection, type HistoryLine, typ
 import { migrate } from "./migrations.ts"
 import type { ControlRecord, ConversationRecord, ErrorRecord, InboxEvent, MessageRecord, OutboxRecord, PairingRecord, QuestionRecord, SessionRecord } from "./records.ts"
 import type { UsageSample } from "../usage/usage.ts"
+import { PostgresBackend } from "./postgres.ts"
 import { SqliteBackend } from "./sqlite.ts"
 import { ClusterRecords } from "./cluster-records.ts"
 
@@ -40,7 +41,7 @@ export const ERRORS_KEPT = 50
 
 /**
  * Steward's state, the one way to it: named collections of typed records (collections.ts) on a
- * Backend (backend.ts; SQLite in sqlite.ts). Start-up reads only what is live — queued, running
+ * Backend (backend.ts; SQLite in sqlite.ts, Postgres in postgres.ts). Start-up reads only what is live — queued, running
  * and unreported tasks, unsent messages, open questions, live triggers — and everything that
  * ended stays on disk behind an index (by conversation and time, by origin, by firing).
  */
@@ -55,9 +56,11 @@ export class Store implements HistoryReader {
     this.cluster = new ClusterRecords(backend)
   }
 
-  /** Opens `DATA_DIR/steward.sqlite`, migrating older data in place; throws NewerDataError on
-   *  data written by a newer Steward. */
-  static async open(dataDir: string): Promise<Store> {
+  /** Opens the Postgres database at `storeUrl` when one is given, else `DATA_DIR/steward.sqlite`,
+   *  migrating older data in place; throws NewerDataError on data written by a newer Steward. */
+  static async open(dataDir: string, storeUrl?: string): Promise<Store> {
+    // Postgres migrates under its schema lock, as other processes may start at the same time.
+    if (storeUrl) return new Store(await PostgresBackend.open(storeUrl, c.SCHEMA, (backend) => migrate(backend)))
     const backend = await SqliteBackend.open(dataDir, c.SCHEMA)
     try {
       await migrate(backend)

@@ -2,10 +2,12 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { freePort } from "../../scripts/postgres.mjs"
 import { runDoctor } from "../../src/doctor/doctor.ts"
 import { startModelServer, type ModelServer } from "../fakes/model-server.ts"
 import { startSlackApi, type SlackApi } from "../fakes/slack-api.ts"
 import { startTelegramApi, type TelegramApi } from "../fakes/telegram-api.ts"
+import { freshDatabase } from "../support/pg.ts"
 
 let models: ModelServer
 let telegram: TelegramApi
@@ -51,6 +53,21 @@ describe("steward doctor", () => {
     const missing = byName(await runDoctor(env({ MODEL: "openai-compatible:no-such-model" })), "model")[0]!
     expect(missing).toMatchObject({ ok: false, detail: `model no-such-model not found at ${models.url}` })
     expect(missing.fix).toContain("MODEL")
+  })
+
+  it("checks the Postgres store when STORE_URL is set, naming it without its password", async () => {
+    const database = await freshDatabase()
+    try {
+      const store = byName(await runDoctor(env({ STORE_URL: database.url })), "store")
+      expect(store).toEqual([{ name: "store", ok: true, detail: expect.stringMatching(/^Postgres \d+\.\d+ at postgres:\/\/steward:\*\*\*@127\.0\.0\.1:\d+\/steward_\w+ answers$/) }])
+      const closed = new URL(database.url)
+      closed.port = String(await freePort())
+      const down = byName(await runDoctor(env({ STORE_URL: closed.toString() })), "store")[0]!
+      expect(down).toMatchObject({ ok: false, detail: expect.stringMatching(/^Postgres store at postgres:\/\/steward:\*\*\*@127\.0\.0\.1:\d+\/steward_\w+: .*ECONNREFUSED/) })
+      expect(down.fix).toContain("STORE_URL")
+    } finally {
+      await database.drop()
+    }
   })
 
   it("reports a configuration mistake as its first line and still checks the data folder", async () => {

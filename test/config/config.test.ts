@@ -4,7 +4,8 @@ import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import { afterAll, afterEach, describe, expect, it } from "vitest"
-import { ConfigError, loadConfig, readEnvFile } from "../../src/config/config.ts"
+import { ConfigError, loadConfig, readEnvFile, storeUrlOf } from "../../src/config/config.ts"
+import { redactUrl } from "../../src/config/fields.ts"
 
 const BASE = { MODEL: "openai:gpt-4.1-mini", OPENAI_API_KEY: "sk-test" }
 
@@ -214,6 +215,20 @@ describe("loadConfig", () => {
     )
     // A provider no role uses needs nothing.
     expect(() => loadConfig({ MODEL: "anthropic:claude-sonnet-4-5", ANTHROPIC_API_KEY: "ak" })).not.toThrow()
+  })
+
+  it("keeps the state in SQLite unless STORE_URL names a Postgres database; refuses any other URL without showing its password", () => {
+    expect(loadConfig(BASE).storeUrl).toBeUndefined()
+    expect(loadConfig({ ...BASE, STORE_URL: "" }).storeUrl).toBeUndefined()
+    expect(loadConfig({ ...BASE, STORE_URL: "postgres://u:p@127.0.0.1:5432/steward" }).storeUrl).toBe("postgres://u:p@127.0.0.1:5432/steward")
+    expect(loadConfig({ ...BASE, STORE_URL: "postgresql://u@db/steward" }).storeUrl).toBe("postgresql://u@db/steward")
+    const expected = "expected postgres://user:password@host:port/database (or empty for SQLite in DATA_DIR)"
+    expect(errorOf({ ...BASE, STORE_URL: "mysql://root:hunter2@db/steward" }).message).toBe(`STORE_URL: ${expected}, got "mysql://root:***@db/steward"`)
+    expect(errorOf({ ...BASE, STORE_URL: "root:hunter2@db" }).message).toBe(`STORE_URL: ${expected}, got "root:***@db"`)
+    expect(storeUrlOf({ STORE_URL: "postgres://u:p@h/d" })).toBe("postgres://u:p@h/d")
+    expect(storeUrlOf({})).toBeUndefined()
+    expect(() => storeUrlOf({ STORE_URL: "sqlite://x:secret@y" })).toThrow(`STORE_URL: ${expected}, got "sqlite://x:***@y"`)
+    expect(redactUrl("postgres://u:p@ss@h:5432/d?sslmode=require&password=x")).toBe("postgres://u:***@h:5432/d?sslmode=require&password=***")
   })
 
   it("reads the admin server's address and the shutdown grace", () => {

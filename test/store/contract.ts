@@ -109,6 +109,18 @@ export function backendContract(name: string, factory: () => BackendFactory): vo
       expect(await backend.get("notes", "a")).toMatchObject({ owner: "second" })
     })
 
+    it("keeps ids and groups with any character, NUL included, and orders ids bytewise", async () => {
+      const odd = ["a\u0000b", "a\u0001", "a", "a\u0000", "é", "Z", "a\u0002"]
+      await backend.write(odd.map((id) => note({ id, owner: "g\u0000h", at: 1 })))
+      const bytewise = [...odd].sort((x, y) => Buffer.compare(Buffer.from(x), Buffer.from(y)))
+      expect(ids(await backend.list("notes", { index: "byOwner", group: "g\u0000h" }))).toEqual(bytewise)
+      expect((await backend.page("notes", { limit: 10 })).map((row) => row.id)).toEqual(bytewise)
+      expect((await backend.page("notes", { after: "a\u0000", limit: 10 })).map((row) => row.id)).toEqual(bytewise.slice(bytewise.indexOf("a\u0000") + 1))
+      expect(await backend.get("notes", "a\u0000b")).toEqual({ id: "a\u0000b", owner: "g\u0000h", at: 1 })
+      await backend.write([{ collection: "notes", id: "a\u0000b", delete: true }])
+      expect(await backend.get("notes", "a\u0000b")).toBeUndefined()
+    })
+
     it("keeps what was written across a reopen", async () => {
       await backend.write([note({ id: "a", owner: "x", at: 5, open: true })])
       await backend.close()

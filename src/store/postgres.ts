@@ -1,0 +1,289 @@
+import { rmSync, writeFileSync } from "node:fs"
+import { basename, dirname } from "node:path"
+import pg from "pg"
+import { redactUrl } from "../config/fields.ts"
+import { MAX_INDEXES, type Backend, type CollectionSchema, type IndexEntry, type IndexQuery, type WriteOp } from "./backend.ts"
+import { SqliteBackend } from "./sqlite.ts"
+
+/** Postgres allows 65535 bound parameters; this keeps one statement's parse and plan small. */
+const MAX_PARAMS_PER_STATEMENT = 9000
+const SLOTS = Array.from({ length: MAX_INDEXES }, (_, i) => i + 1)
+/** collection, id, value, then a group and an at per index slot. */
+const ROW_WIDTH = 3 + 2 * MAX_INDEXES
+/** How long opening a connection may take before it counts as unreachable. */
+const CONNECT_TIMEOUT_MS = 10_000
+/** Rows a backup reads from the snapshot and writes to the copy at a time. */
+const BACKUP_PAGE = 1000
+/** The advisory lock key every Steward process takes while it lays out and migrates the schema
+ *  (any fixed number; this one is "steward" in ASCII). */
+const SCHEMA_LOCK = 0x73746577617264n
+
+const COLUMNS = ["collection", "id", "value", ...SLOTS.flatMap((n) => [`g${n}`, `a${n}`])]
+const UPDATES = COLUMNS.slice(2).map((column) => `${column} = excluded.${column}`).join(", ")
+function placeholders(count: number, width: number): string {
+  const rows: string[] = []
+  for (let r = 0; r < count; r++) rows.push(`(${Array.from({ length: width }, (_, c) => `$${r * width + c + 1}`).join(", ")})`)
+  return rows.join(", ")
+}
+/** Statement texts by row count: built once, not at every write. */
+const upserts = new Map<number, string>()
+const deletions = new Map<number, string>()
+function upsertSql(rows: number): string {
+  let sql = upserts.get(rows)
+  if (!sql) upserts.set(rows, (sql = `INSERT INTO records (${COLUMNS.join(", ")}) VALUES ${placeholders(rows, ROW_WIDTH)} ON CONFLICT (collection, id) DO UPDATE SET ${UPDATES}`))
+  return sql
+}
+function deleteSql(rows: number): string {
+  let sql = deletions.get(rows)
+  if (!sql) deletions.set(rows, (sql = `DELETE FROM records WHERE (collection, id) IN (${placeholders(rows, 2)})`))
+  return sql
+}
+
+// COLLATE "C" compares ids and groups bytewise, as SQLite's BINARY does, whatever the database's
+// locale. `at` is a double: a time in ms is an exact integer in it, as in SQLite's INTEGER/REAL.
+const CREATE_TABLE = `CREATE TABLE IF NOT EXISTS records (collection TEXT COLLATE "C" NOT NULL, id TEXT COLLATE "C" NOT NULL, value TEXT NOT NULL, ${SLOTS.map((n) => `g${n} TEXT COLLATE "C", a${n} DOUBLE PRECISION`).join(", ")}, PRIMARY KEY (collection, id))`
+const CREATE_INDEXES = SLOTS.map((n) => `CREATE INDEX IF NOT EXISTS records_index${n} ON records (collection, g${n}, a${n}, id) WHERE g${n} IS NOT NULL`)
+
+/** Postgres text cannot hold NUL, which ids may (a channel's state: `<channel>\0<key>`). It is
+ *  written as \1\1 and \1 as \1\2: every other character is above both, so bytewise order is
+ *  kept. */
+const escaped = (text: string): string => text.replace(/[\u0000\u0001]/g, (ch) => (ch === "\u0000" ? "\u0001\u0001" : "\u0001\u0002"))
+const unescaped = (text: string): string => text.replace(/\u0001[\u0001\u0002]/g, (pair) => (pair === "\u0001\u0001" ? "\u0000" : "\u0001"))
+
+interface Row {
+  collection: string
+  id: string
+  value: string
+  [slot: string]: string | number | null
+}
+
+/**
+ * The Store's backend on a Postgres database (STORE_URL), with the same layout as sqlite.ts: one
+ * table `records`, (collection, id) → JSON text, a record's index entries beside it in slot
+ * columns, each slot a partial index. JSON is kept as text, not jsonb: jsonb refuses `\u0000`
+ * and reorders keys, and nothing here queries inside a value.
+ *
+ * Writes go one batch at a time, in call order, and writes that arrive while one is in flight
+ * are grouped into the next (group commit); a batch is one statement, or one transaction when it
+ * needs several. A read waits for the writes called before it, so a caller reads its own writes,
+ * then runs on its own pooled connection beside other reads.
+ */
+export class PostgresBackend implements Backend {
+  private writing: Promise<void> = Promise.resolve()
+  private batch: { ops: Map<string, WriteOp>; done: Promise<void> } | undefined
+
+  private constructor(
+    private readonly pool: pg.Pool,
+    /** Per collection, the slot (1…MAX_INDEXES) of each index name. */
+    private readonly slots: Map<string, Map<string, number>>,
+  ) {}
+
+  /** Connects, lays out the table and runs `setUp` (the migrations) under one advisory lock, so
+   *  processes starting at once against one database create and migrate the schema once. */
+  static async open(url: string, schema: readonly CollectionSchema[], setUp?: (backend: PostgresBackend) => Promise<void>): Promise<PostgresBackend> {
+    const slots = new Map<string, Map<string, number>>()
+    for (const collection of schema) {
+      if (collection.indexes.length > MAX_INDEXES) throw new Error(`collection ${collection.name}: at most ${MAX_INDEXES} indexes`)
+      slots.set(collection.name, new Map(collection.indexes.map((name, i) => [name, i + 1])))
+    }
+    const pool = new pg.Pool({ connectionString: url, max: 10, connectionTimeoutMillis: CONNECT_TIMEOUT_MS })
+    // An idle connection the server drops emits "error" on the pool; unhandled, that would end
+    // the process. The pool replaces it, and the next query reports a real outage.
+    pool.on("error", () => {})
+    const backend = new PostgresBackend(pool, slots)
+    try {
+      const client = await pool.connect().catch((error: unknown) => {
+        throw withUrl(error, url)
+      })
+      try {
+        await client.query("SELECT pg_advisory_lock($1)", [SCHEMA_LOCK.toString()])
+        try {
+          await client.query(CREATE_TABLE)
+          for (const sql of CREATE_INDEXES) await client.query(sql)
+          await setUp?.(backend)
+        } finally {
+          await client.query("SELECT pg_advisory_unlock($1)", [SCHEMA_LOCK.toString()])
+        }
+      } finally {
+        client.release()
+      }
+    } catch (error) {
+      await pool.end().catch(() => {})
+      throw error
+    }
+    return backend
+  }
+
+  write(ops: WriteOp[]): Promise<void> {
+    if (!this.batch) {
+      const pending = new Map<string, WriteOp>()
+      const done = this.writing.then(() => this.flush(pending))
+      this.writing = done.catch(() => {})
+      this.batch = { ops: pending, done }
+    }
+    for (const op of ops) {
+      const key = `${op.collection}\u0000${op.id}`
+      // Re-inserting moves the record to the end so the batch keeps the latest call order.
+      this.batch.ops.delete(key)
+      this.batch.ops.set(key, op)
+    }
+    return this.batch.done
+  }
+
+  async get(collection: string, id: string): Promise<unknown | undefined> {
+    await this.writing
+    const { rows } = await this.pool.query<{ value: string }>("SELECT value FROM records WHERE collection = $1 AND id = $2", [collection, escaped(id)])
+    return rows[0] === undefined ? undefined : JSON.parse(rows[0].value)
+  }
+
+  async list(collection: string, query: IndexQuery): Promise<unknown[]> {
+    const n = this.slotOf(collection, query.index)
+    const order = query.desc ? "DESC" : "ASC"
+    const limit = query.limit === undefined ? null : Math.max(0, Math.floor(query.limit))
+    const offset = Math.max(0, Math.floor(query.offset ?? 0))
+    await this.writing
+    const { rows } = await this.pool.query<{ value: string }>(
+      `SELECT value FROM records WHERE collection = $1 AND g${n} = $2 AND a${n} >= $3 AND a${n} <= $4 ORDER BY a${n} ${order}, id ${order} LIMIT $5 OFFSET $6`,
+      [collection, escaped(query.group), query.from ?? Number.MIN_SAFE_INTEGER, query.to ?? Number.MAX_SAFE_INTEGER, limit, offset],
+    )
+    return rows.map((row) => JSON.parse(row.value))
+  }
+
+  async page(collection: string, options: { after?: string; limit: number }): Promise<Array<{ id: string; value: unknown }>> {
+    await this.writing
+    const { rows } = await this.pool.query<{ id: string; value: string }>("SELECT id, value FROM records WHERE collection = $1 AND id > $2 ORDER BY id LIMIT $3", [
+      collection,
+      escaped(options.after ?? ""),
+      Math.max(0, Math.floor(options.limit)),
+    ])
+    return rows.map((row) => ({ id: unescaped(row.id), value: JSON.parse(row.value) }))
+  }
+
+  /** Reads one REPEATABLE READ snapshot (writers go on) into a new SQLite store file, so a backup
+   *  is the same kind of file for both backends and opens as a DATA_DIR store. */
+  async backup(file: string): Promise<void> {
+    // Created here, exclusively: an existing file is refused, never overwritten.
+    writeFileSync(file, "", { flag: "wx" })
+    let client: pg.PoolClient | undefined
+    let copy: SqliteBackend | undefined
+    try {
+      client = await this.pool.connect()
+      await client.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+      copy = await SqliteBackend.open(dirname(file), this.schema(), basename(file))
+      for (let after = ["", ""]; ; ) {
+        const { rows } = await client.query<Row>(`SELECT ${COLUMNS.join(", ")} FROM records WHERE (collection, id) > ($1, $2) ORDER BY collection, id LIMIT $3`, [...after, BACKUP_PAGE])
+        if (rows.length === 0) break
+        await copy.write(rows.map((row) => this.opOf(row)))
+        after = [rows.at(-1)!.collection, rows.at(-1)!.id]
+      }
+      await client.query("COMMIT")
+      await copy.close()
+    } catch (error) {
+      await client?.query("ROLLBACK").catch(() => {})
+      await copy?.close().catch(() => {})
+      // A half-written copy must not pass for a backup.
+      for (const suffix of ["", "-wal", "-shm"]) rmSync(`${file}${suffix}`, { force: true })
+      throw error
+    } finally {
+      client?.release()
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.writing
+    await this.pool.end()
+  }
+
+  private slotOf(collection: string, index: string): number {
+    const n = this.slots.get(collection)?.get(index)
+    if (n === undefined) throw new Error(`collection ${collection} has no index ${index}`)
+    return n
+  }
+
+  /** The collections and their index names in slot order, as this backend was opened with. */
+  private schema(): CollectionSchema[] {
+    return [...this.slots].map(([name, slots]) => ({ name, indexes: [...slots.keys()] }))
+  }
+
+  /** A stored row as the write that would store it again (a backup's copy). */
+  private opOf(row: Row): WriteOp {
+    const names = [...(this.slots.get(row.collection)?.keys() ?? [])]
+    const indexes: Record<string, IndexEntry | undefined> = {}
+    names.forEach((name, i) => {
+      const group = row[`g${i + 1}`]
+      if (typeof group === "string") indexes[name] = { group: unescaped(group), at: row[`a${i + 1}`] as number }
+    })
+    return { collection: row.collection, id: unescaped(row.id), value: JSON.parse(row.value), indexes }
+  }
+
+  private async flush(pending: Map<string, WriteOp>): Promise<void> {
+    if (this.batch?.ops === pending) this.batch = undefined
+    const statements: Array<[string, unknown[]]> = []
+    const puts: unknown[][] = []
+    const deletes: string[][] = []
+    for (const op of pending.values()) {
+      if ("delete" in op) {
+        deletes.push([op.collection, escaped(op.id)])
+        continue
+      }
+      const row: unknown[] = [op.collection, escaped(op.id), JSON.stringify(op.value), ...Array(2 * MAX_INDEXES).fill(null)]
+      for (const [name, entry] of Object.entries(op.indexes)) {
+        if (!entry) continue
+        const n = this.slotOf(op.collection, name)
+        row[1 + 2 * n] = escaped(entry.group)
+        // SQLite stores NaN (Date.parse of a bad date) as NULL, which no range matches; so here.
+        row[2 + 2 * n] = Number.isFinite(entry.at) ? entry.at : null
+      }
+      puts.push(row)
+    }
+    const perPut = Math.floor(MAX_PARAMS_PER_STATEMENT / ROW_WIDTH)
+    for (let i = 0; i < puts.length; i += perPut) {
+      const part = puts.slice(i, i + perPut)
+      statements.push([upsertSql(part.length), part.flat()])
+    }
+    const perDelete = Math.floor(MAX_PARAMS_PER_STATEMENT / 2)
+    for (let i = 0; i < deletes.length; i += perDelete) {
+      const part = deletes.slice(i, i + perDelete)
+      statements.push([deleteSql(part.length), part.flat()])
+    }
+    if (statements.length === 0) return
+    // One statement is atomic by itself and one round trip; only a larger group needs a transaction.
+    if (statements.length === 1) {
+      await this.pool.query(statements[0]![0], statements[0]![1])
+      return
+    }
+    const client = await this.pool.connect()
+    try {
+      await client.query("BEGIN")
+      for (const [sql, params] of statements) await client.query(sql, params)
+      await client.query("COMMIT")
+    } catch (error) {
+      await client.query("ROLLBACK").catch(() => {})
+      throw error
+    } finally {
+      client.release()
+    }
+  }
+}
+
+/** Connects once and asks the server's version (`steward doctor`); changes nothing. Throws the
+ *  connection's error, naming the database without its password. */
+export async function postgresVersion(url: string): Promise<string> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: CONNECT_TIMEOUT_MS })
+  try {
+    await client.connect()
+    const { rows } = await client.query<{ version: string }>("SELECT current_setting('server_version') AS version")
+    return rows[0]!.version
+  } catch (error) {
+    throw withUrl(error, url)
+  } finally {
+    await client.end().catch(() => {})
+  }
+}
+
+/** A connection or set-up failure, naming the database without its password. */
+function withUrl(error: unknown, url: string): Error {
+  // A refused connection to a name with several addresses is an AggregateError without a message.
+  const message = (error instanceof Error && error.message) || (error as { code?: string }).code || String(error)
+  return new Error(`Postgres store at ${redactUrl(url)}: ${message}`, { cause: error })
+}

@@ -1,0 +1,108 @@
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import pino from "pino"
+import { afterEach, describe, expect, it } from "vitest"
+import { startApp, type App } from "../../src/app.ts"
+import { loadConfig } from "../../src/config/config.ts"
+import { startModelServer, type ModelServer, type Script } from "../fakes/model-server.ts"
+import { chain } from "../support/e2e.ts"
+import { ListMemory, TestChannel } from "../support/harness.ts"
+import { freshDatabase, type FreshDatabase } from "../support/pg.ts"
+import { waitFor } from "../support/wait-for.ts"
+
+/** Steward processes in this test process, on one Postgres and one data folder. */
+interface Node {
+  app: App
+  channel: TestChannel
+  fatal: Error[]
+}
+
+let db: FreshDatabase | undefined
+let server: ModelServer | undefined
+let dataDir: string | undefined
+let nodes: Node[] = []
+
+afterEach(async () => {
+  for (const node of nodes) await node.app.stop().catch(() => {})
+  nodes = []
+  await server?.close()
+  await db?.drop()
+  if (dataDir) rmSync(dataDir, { recursive: true, force: true })
+  server = db = dataDir = undefined
+})
+
+async function cluster(script: Script, count: number, env: Record<string, string> = {}): Promise<Node[]> {
+  db = await freshDatabase()
+  server = await startModelServer(script)
+  dataDir = mkdtempSync(join(tmpdir(), "steward-cluster-"))
+  const memory = new ListMemory()
+  for (let i = 0; i < count; i++) nodes.push(await startNode(memory, env))
+  return nodes
+}
+
+async function startNode(memory: ListMemory, env: Record<string, string> = {}): Promise<Node> {
+  const config = loadConfig({ DATA_DIR: dataDir!, STORE_URL: db!.url, MODEL: "openai-compatible:scripted", OPENAI_COMPATIBLE_BASE_URL: server!.url, MODEL_MAX_RETRIES: "1", CLUSTER_LEASE_SECONDS: "1", WORKER_CONCURRENCY: "2", ...env })
+  config.allowedUsers = { anyone: false, users: new Set(["test:u1"]) }
+  const channel = new TestChannel()
+  const fatal: Error[] = []
+  const app = await startApp(config, pino({ level: process.env.STEWARD_TEST_LOG ?? "silent" }), [channel], memory, undefined, { onFatal: (error) => fatal.push(error) })
+  return { app, channel, fatal }
+}
+
+const leaders = () => nodes.filter((node) => node.app.cluster!.leads)
+const allSent = () => nodes.flatMap((node) => node.channel.sent)
+
+/** A Worker that takes `ms` and answers with the prompt it was given. */
+const slowEcho = (ms: number): Script => async (req) => {
+  await new Promise((resolve) => setTimeout(resolve, ms))
+  return { text: `echo ${req.lastUserText}` }
+}
+
+describe("several processes on one Postgres", () => {
+  it("elects one leader, spreads tasks over every process and answers each message once", async () => {
+    await cluster(chain(slowEcho(150)), 3)
+    await waitFor(() => leaders().length === 1, 10_000)
+    const conversations = Array.from({ length: 18 }, (_, i) => `test:c${i}`)
+    // Messages reach any process (a load balancer in front of Slack's events): the leader takes them.
+    await Promise.all(conversations.map((conversation, i) => nodes[i % 3]!.channel.say(`job ${i}`, conversation)))
+    await waitFor(() => allSent().length >= conversations.length, 30_000)
+    await leaders()[0]!.app.supervisor.idle()
+    for (const [i, conversation] of conversations.entries()) expect(allSent().filter((m) => m.conversation === conversation).map((m) => m.text)).toEqual([`Result: echo job ${i}`])
+    // Only the leader's channel sends.
+    expect(nodes.filter((node) => node.channel.sent.length > 0)).toEqual(leaders())
+    const store = nodes[0]!.app.store
+    const tasks = await store.tasks()
+    expect(tasks.filter((task) => task.role === "worker")).toHaveLength(conversations.length)
+    expect(tasks.every((task) => task.status === "completed" && task.attempts === 1)).toBe(true)
+    // Every process ran some of them (WORKER_CONCURRENCY 2 each: 18 tasks of 150 ms cannot all fit in one).
+    const holders = new Set<string>()
+    for (const task of tasks) holders.add((await store.cluster.claim(`${task.id}:1`))!.holder)
+    expect(holders.size).toBe(3)
+    expect(nodes.flatMap((node) => node.fatal)).toEqual([])
+  })
+
+  it("hands the lead over when the leader stops: work under way elsewhere ends once, its result is delivered by the next leader", async () => {
+    let release!: () => void
+    const released = new Promise<void>((resolve) => (release = resolve))
+    const worker: Script = async (req) => {
+      await released
+      return { text: `echo ${req.lastUserText}` }
+    }
+    await cluster(chain(worker), 3)
+    await waitFor(() => leaders().length === 1, 10_000)
+    const leader = leaders()[0]!
+    await nodes.find((node) => node !== leader)!.channel.say("long job")
+    // The worker runs (somewhere); then the leader goes away.
+    await waitFor(async () => (await leader.app.store.tasks()).some((task) => task.role === "worker" && task.status === "running"), 10_000)
+    await leader.app.stop()
+    nodes = nodes.filter((node) => node !== leader)
+    await waitFor(() => leaders().length === 1, 10_000)
+    release()
+    await waitFor(() => allSent().length >= 1, 20_000)
+    await leaders()[0]!.app.supervisor.idle()
+    expect(allSent().map((m) => m.text)).toEqual(["Result: echo long job"])
+    const tasks = await nodes[0]!.app.store.tasks()
+    expect(tasks.filter((task) => task.role === "worker").map((task) => task.status)).toEqual(["completed"])
+  })
+})
