@@ -1,9 +1,9 @@
 import pg from "pg"
 import type { Logger } from "pino"
 
-/** The advisory lock whose holder is the leader: any 64-bit number the rest of the database
- *  does not use ("steward" in ASCII). */
-const LEADER_LOCK = 0x73746577617264n
+/** The advisory lock whose holder is the leader: a number no other lock of Steward's uses (the
+ *  store's schema lock is "steward" in ASCII; this is "leader"). */
+const LEADER_LOCK = 0x6c6561646572n
 
 /**
  * One process's line to the cluster's Postgres, apart from the store's: a connection of its own

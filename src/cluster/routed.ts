@@ -11,9 +11,10 @@ import type { CallHandlers, LeaderCalls } from "./leader-calls.ts"
 /** Long enough for a permission question's 600 s and the user's click. */
 const APPROVAL_EXPIRE_SECONDS = 700
 
-/** A Caller as it travels: its abort signal stays with the run that made the call. */
+/** A Caller as it travels: only its own fields (a tool passes its whole context as the caller);
+ *  the abort signal stays with the run that made the call. */
 type PlainCaller = Omit<Caller, "abort">
-const plain = ({ abort: _abort, ...caller }: Caller): PlainCaller => caller
+const plain = ({ role, agent, conversation, user, sessionId, callId, fresh, taskId }: Caller): PlainCaller => ({ role, agent, conversation, user, sessionId, callId, fresh, taskId })
 /** On the leader, a call from elsewhere is not aborted by its caller's run. */
 const revive = (caller: PlainCaller): Caller => ({ ...caller, abort: new AbortController().signal })
 /** ask_user's "no answer yet" cannot travel as a symbol. */

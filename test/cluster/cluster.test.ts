@@ -50,6 +50,15 @@ async function startNode(memory: ListMemory, env: Record<string, string> = {}): 
   return { app, channel, fatal }
 }
 
+/** Waits for an asynchronous condition (a store read), checked every 20 ms. */
+async function eventually(check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`not within ${timeoutMs} ms`)
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+}
+
 const leaders = () => nodes.filter((node) => node.app.cluster!.leads)
 const allSent = () => nodes.flatMap((node) => node.channel.sent)
 
@@ -60,7 +69,7 @@ const slowEcho = (ms: number): Script => async (req) => {
 }
 
 describe("several processes on one Postgres", () => {
-  it("elects one leader, spreads tasks over every process and answers each message once", async () => {
+  it("elects one leader, spreads tasks over every process and answers each message once", { timeout: 60_000 }, async () => {
     await cluster(chain(slowEcho(150)), 3)
     await waitFor(() => leaders().length === 1, 10_000)
     const conversations = Array.from({ length: 18 }, (_, i) => `test:c${i}`)
@@ -82,7 +91,7 @@ describe("several processes on one Postgres", () => {
     expect(nodes.flatMap((node) => node.fatal)).toEqual([])
   })
 
-  it("hands the lead over when the leader stops: work under way elsewhere ends once, its result is delivered by the next leader", async () => {
+  it("hands the lead over when the leader stops: work under way elsewhere ends once, its result is delivered by the next leader", { timeout: 60_000 }, async () => {
     let release!: () => void
     const released = new Promise<void>((resolve) => (release = resolve))
     const worker: Script = async (req) => {
@@ -94,7 +103,7 @@ describe("several processes on one Postgres", () => {
     const leader = leaders()[0]!
     await nodes.find((node) => node !== leader)!.channel.say("long job")
     // The worker runs (somewhere); then the leader goes away.
-    await waitFor(async () => (await leader.app.store.tasks()).some((task) => task.role === "worker" && task.status === "running"), 10_000)
+    await eventually(async () => (await leader.app.store.tasks()).some((task) => task.role === "worker" && task.status === "running"), 10_000)
     await leader.app.stop()
     nodes = nodes.filter((node) => node !== leader)
     await waitFor(() => leaders().length === 1, 10_000)
