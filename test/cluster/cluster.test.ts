@@ -4,6 +4,8 @@ import { join } from "node:path"
 import pino from "pino"
 import { afterEach, describe, expect, it } from "vitest"
 import { startApp, type App } from "../../src/app.ts"
+import { newId, Store } from "../../src/store/store.ts"
+import { newTask, sessionOf } from "../../src/supervisor/task-records.ts"
 import { loadConfig } from "../../src/config/config.ts"
 import { startModelServer, type ModelServer, type Script } from "../fakes/model-server.ts"
 import { chain } from "../support/e2e.ts"
@@ -32,10 +34,15 @@ afterEach(async () => {
   server = db = dataDir = undefined
 })
 
-async function cluster(script: Script, count: number, env: Record<string, string> = {}): Promise<Node[]> {
+async function cluster(script: Script, count: number, env: Record<string, string> = {}, before?: (store: Store) => Promise<void>): Promise<Node[]> {
   db = await freshDatabase()
   server = await startModelServer(script)
   dataDir = mkdtempSync(join(tmpdir(), "steward-cluster-"))
+  if (before) {
+    const store = await Store.open(dataDir, db.url)
+    await before(store)
+    await store.close()
+  }
   const memory = new ListMemory()
   for (let i = 0; i < count; i++) nodes.push(await startNode(memory, env))
   return nodes
@@ -113,5 +120,22 @@ describe("several processes on one Postgres", () => {
     expect(allSent().map((m) => m.text)).toEqual(["Result: echo long job"])
     const tasks = await nodes[0]!.app.store.tasks()
     expect(tasks.filter((task) => task.role === "worker").map((task) => task.status)).toEqual(["completed"])
+  })
+
+  it("runs a task again, as a new attempt, when the process that held it is gone, and reports it once", async () => {
+    const task = { ...newTask({ conversation: "test:c1", user: "test:u1", sessionId: newId() }, "test:recover", "worker", "default"), prompt: "recover me" }
+    const running = { ...task, status: "running" as const, attempts: 1, runs: 1, startedAt: new Date().toISOString() }
+    await cluster(chain(slowEcho(0)), 1, {}, async (store) => {
+      await store.save({ tasks: [running], sessions: [sessionOf(task)] })
+      // Its holder claimed it and died: no heartbeat for far longer than the lease.
+      await store.cluster.saveClaim({ id: `${task.id}:1`, taskId: task.id, attempt: 1, holder: "gone:1:dead", startedAt: running.startedAt, status: "running" })
+      await store.cluster.saveProcess({ id: "gone:1:dead", host: "gone", pid: 1, startedAt: running.startedAt, seenAt: new Date(Date.now() - 60_000).toISOString(), leader: false, running: [{ taskId: task.id, attempt: 1, agent: "default", conversation: "test:c1" }] })
+    })
+    await waitFor(() => allSent().length >= 1, 15_000)
+    await nodes[0]!.app.supervisor.idle()
+    expect(allSent().map((m) => m.text)).toEqual(["Result: echo recover me"])
+    const store = nodes[0]!.app.store
+    expect(await store.task(task.id)).toMatchObject({ status: "completed", attempts: 2, runs: 2 })
+    expect(await store.cluster.claim(`${task.id}:2`)).toMatchObject({ status: "done", holder: nodes[0]!.app.cluster!.membership.id })
   })
 })
