@@ -117,7 +117,7 @@ try {
   void checkModels(config).then((checks) => {
     for (const check of checks) if (!check.ok) log.warn({ check }, `${check.name}: ${check.detail} (fix: ${check.fix})`)
   })
-  log.info({ dataDir: config.dataDir, channels: started.map((channel) => channel.name), adminPort: admin?.port }, "Steward started")
+  log.info({ dataDir: config.dataDir, channels: started.map((channel) => channel.name), adminPort: admin?.port, process: app.cluster?.membership.id }, "Steward started")
   // Notes written or changed while Steward was down (or under another model) are embedded in the background.
   void memory.embedAll().catch((error) => log.warn({ err: error }, "memory: could not list the memory folders to embed"))
 } catch (error) {

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from "node:fs"
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import pino from "pino"
@@ -8,7 +8,7 @@ import { newId, Store } from "../../src/store/store.ts"
 import { newTask, sessionOf } from "../../src/supervisor/task-records.ts"
 import { loadConfig } from "../../src/config/config.ts"
 import { startModelServer, type ModelServer, type Script } from "../fakes/model-server.ts"
-import { chain } from "../support/e2e.ts"
+import { chain, replying } from "../support/e2e.ts"
 import { ListMemory, TestChannel } from "../support/harness.ts"
 import { freshDatabase, type FreshDatabase } from "../support/pg.ts"
 import { waitFor } from "../support/wait-for.ts"
@@ -137,5 +137,23 @@ describe("several processes on one Postgres", () => {
     const store = nodes[0]!.app.store
     expect(await store.task(task.id)).toMatchObject({ status: "completed", attempts: 2, runs: 2 })
     expect(await store.cluster.claim(`${task.id}:2`)).toMatchObject({ status: "done", holder: nodes[0]!.app.cluster!.membership.id })
+  })
+
+  it("takes a message with a file that reached a process which does not lead: the leader saves the file", async () => {
+    await cluster(replying("got it"), 2)
+    await waitFor(() => leaders().length === 1, 10_000)
+    const follower = nodes.find((node) => !node.app.cluster!.leads)!
+    const attachment = { name: "notes.txt", kind: "document" as const, mimeType: "text/plain", download: async () => new TextEncoder().encode("the quarterly numbers") }
+    await follower.channel.say("see the file", "test:c1", "test:u1", { attachments: [attachment], eventId: "test:ev1" })
+    // The same platform event delivered again (to another process) is taken once.
+    await leaders()[0]!.channel.say("see the file", "test:c1", "test:u1", { attachments: [attachment], eventId: "test:ev1" })
+    await waitFor(() => allSent().length >= 1, 10_000)
+    await leaders()[0]!.app.supervisor.idle()
+    expect(allSent().map((m) => m.text)).toEqual(["got it"])
+    const saved = readdirSync(join(dataDir!, "workspace"), { recursive: true, withFileTypes: true }).filter((entry) => entry.isFile() && entry.name === "notes.txt")
+    expect(saved).toHaveLength(1)
+    expect(readFileSync(join(saved[0]!.parentPath, saved[0]!.name), "utf8")).toBe("the quarterly numbers")
+    // What was downloaded for the hand-over is gone once the leader took it.
+    expect(readdirSync(join(dataDir!, "inbound"))).toEqual([])
   })
 })
