@@ -2,7 +2,8 @@ import { randomBytes } from "node:crypto"
 import { hostname } from "node:os"
 import type { Logger } from "pino"
 import type { TaskRecord } from "../core/types.ts"
-import type { ClusterRecords, ProcessRecord } from "../store/cluster-records.ts"
+import type { ClusterRecords } from "../store/cluster-records.ts"
+import type { ProcessRecord } from "../store/records.ts"
 import type { ClusterLink } from "./link.ts"
 
 /** A dead process's record stays this many leases, for `steward status`, then goes. */

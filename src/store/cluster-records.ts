@@ -1,43 +1,11 @@
 import type { Backend } from "./backend.ts"
 import { claims, processes, put, remove } from "./collections.ts"
+import type { ClaimRecord, ProcessRecord } from "./records.ts"
 
 /**
  * What the processes of a cluster (STORE_URL on Postgres, src/cluster) keep in the store beside
  * the Supervisor's records: who is alive and what each runs, and the claim of every task run.
  */
-
-/** One run of a task (one attempt) in the process that claimed it. The claimer writes it before
- *  the run starts and again with its end; the leader reads the end from it. */
-export interface ClaimRecord {
-  /** `<taskId>:<attempt>` */
-  id: string
-  taskId: string
-  attempt: number
-  /** The process id (ProcessRecord.id) running it. */
-  holder: string
-  startedAt: string
-  /** released: the holder stopped in order before the run ended (the attempt does not count). */
-  status: "running" | "done" | "failed" | "released"
-  endedAt?: string
-  /** done: the run's last text. */
-  result?: string
-  /** failed: why. */
-  error?: string
-  /** failed: the run took longer than its task's timeout. */
-  timedOut?: boolean
-}
-
-/** A Steward process of the cluster, rewritten at every heartbeat. */
-export interface ProcessRecord {
-  id: string
-  host: string
-  pid: number
-  startedAt: string
-  /** The last heartbeat: a process not seen for the lease is dead, its claims are taken back. */
-  seenAt: string
-  leader: boolean
-  running: Array<{ taskId: string; attempt: number; agent: string; conversation: string }>
-}
 
 export const claimId = (taskId: string, attempt: number): string => `${taskId}:${attempt}`
 

@@ -2,9 +2,8 @@ import { decodeTime } from "ulid"
 import { TERMINAL, type FiringRecord, type TaskRecord, type TriggerRecord } from "../core/types.ts"
 import type { RaisedRecord } from "../schedule/records.ts"
 import type { CollectionSchema, IndexEntry, WriteOp } from "./backend.ts"
-import { isBatchHead, type ConversationRecord, type InboxEvent, type MessageRecord, type OutboxRecord, type PairingRecord, type QuestionRecord, type SessionRecord, type ControlRecord, type ErrorRecord } from "./records.ts"
+import { isBatchHead, type ConversationRecord, type InboxEvent, type MessageRecord, type OutboxRecord, type PairingRecord, type QuestionRecord, type SessionRecord, type ControlRecord, type ErrorRecord, type ClaimRecord, type ProcessRecord } from "./records.ts"
 import type { UsageSample } from "../usage/usage.ts"
-import type { ClaimRecord, ProcessRecord } from "./cluster-records.ts"
 
 /**
  * The Store's named collections: how a record of each is identified and which index entries it

@@ -132,3 +132,36 @@ export interface ControlRecord {
   /** What the server said, when it has applied or refused it. */
   result?: string
 }
+
+/** One run of a task (one attempt) in the process that claimed it. The claimer writes it before
+ *  the run starts and again with its end; the leader reads the end from it. */
+export interface ClaimRecord {
+  /** `<taskId>:<attempt>` */
+  id: string
+  taskId: string
+  attempt: number
+  /** The process id (ProcessRecord.id) running it. */
+  holder: string
+  startedAt: string
+  /** released: the holder stopped in order before the run ended (the attempt does not count). */
+  status: "running" | "done" | "failed" | "released"
+  endedAt?: string
+  /** done: the run's last text. */
+  result?: string
+  /** failed: why. */
+  error?: string
+  /** failed: the run took longer than its task's timeout. */
+  timedOut?: boolean
+}
+
+/** A Steward process of the cluster, rewritten at every heartbeat. */
+export interface ProcessRecord {
+  id: string
+  host: string
+  pid: number
+  startedAt: string
+  /** The last heartbeat: a process not seen for the lease is dead, its claims are taken back. */
+  seenAt: string
+  leader: boolean
+  running: Array<{ taskId: string; attempt: number; agent: string; conversation: string }>
+}
