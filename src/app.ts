@@ -31,6 +31,8 @@ export interface App {
   mcp?: McpHub
   /** This process in a cluster (STORE_URL on Postgres). */
   cluster?: ClusterNode
+  /** Whether this process runs the channel now (in a cluster, an exclusive one runs in the leader only). */
+  runsHere(channel: Channel): boolean
   /** Takes nothing new in (channels, hooks, triggers) while what is under way goes on. */
   stopInput(): Promise<void>
   stop(): Promise<void>
@@ -99,6 +101,7 @@ export async function startApp(
     hooksPort,
     mcp,
     cluster,
+    runsHere: (channel) => !cluster || !channel.exclusive || cluster.leads,
     async stopInput() {
       for (const channel of channels) await channel.stop()
       await hooks?.stop()

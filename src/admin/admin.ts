@@ -11,7 +11,8 @@ const HEALTHY = { ok: true, reconnects: 0 }
 /** Starts /healthz and /metrics on ADMIN_HOST:ADMIN_PORT for a running app (unless ADMIN_PORT=off). */
 export async function startAdmin(config: Config, app: App, channels: Channel[], metrics: Metrics, log: Logger): Promise<{ server: AdminServer; port: number } | undefined> {
   if (config.admin.port === undefined) return undefined
-  const channelHealth = () => channels.map((channel) => ({ name: channel.name, health: channel.health?.() ?? HEALTHY }))
+  // In a cluster a channel only the leader runs (Telegram polling) is none of this process's health.
+  const channelHealth = () => channels.filter((channel) => app.runsHere(channel)).map((channel) => ({ name: channel.name, health: channel.health?.() ?? HEALTHY }))
   metrics.watch({
     channels: channelHealth,
     queueDepth: async () => app.supervisor.tasks.queueDepth(),

@@ -4,9 +4,11 @@ import { join } from "node:path"
 import pino from "pino"
 import { afterEach, describe, expect, it } from "vitest"
 import { startApp, type App } from "../../src/app.ts"
+import { startAdmin } from "../../src/admin/admin.ts"
+import { Metrics } from "../../src/admin/metrics.ts"
 import { newId, Store } from "../../src/store/store.ts"
 import { newTask, sessionOf } from "../../src/supervisor/task-records.ts"
-import { loadConfig } from "../../src/config/config.ts"
+import { loadConfig, type Config } from "../../src/config/config.ts"
 import { startModelServer, type ModelServer, type Script } from "../fakes/model-server.ts"
 import { chain, replying } from "../support/e2e.ts"
 import { ListMemory, TestChannel } from "../support/harness.ts"
@@ -16,6 +18,7 @@ import { waitFor } from "../support/wait-for.ts"
 /** Steward processes in this test process, on one Postgres and one data folder. */
 interface Node {
   app: App
+  config: Config
   channel: TestChannel
   fatal: Error[]
 }
@@ -48,13 +51,25 @@ async function cluster(script: Script, count: number, env: Record<string, string
   return nodes
 }
 
-async function startNode(memory: ListMemory, env: Record<string, string> = {}): Promise<Node> {
+/** Like Telegram's polling: one process at a time may run it; not connected until started. */
+class PollingChannel extends TestChannel {
+  readonly exclusive = true
+  started = false
+  override async start(handlers: Parameters<TestChannel["start"]>[0]): Promise<void> {
+    this.started = true
+    await super.start(handlers)
+  }
+  health() {
+    return this.started ? { ok: true, reconnects: 0 } : { ok: false, reason: "not connected yet", reconnects: 0 }
+  }
+}
+
+async function startNode(memory: ListMemory, env: Record<string, string> = {}, channel: TestChannel = new TestChannel()): Promise<Node> {
   const config = loadConfig({ DATA_DIR: dataDir!, STORE_URL: db!.url, MODEL: "openai-compatible:scripted", OPENAI_COMPATIBLE_BASE_URL: server!.url, MODEL_MAX_RETRIES: "1", CLUSTER_LEASE_SECONDS: "1", WORKER_CONCURRENCY: "2", ...env })
   config.allowedUsers = { anyone: false, users: new Set(["test:u1"]) }
-  const channel = new TestChannel()
   const fatal: Error[] = []
   const app = await startApp(config, pino({ level: process.env.STEWARD_TEST_LOG ?? "silent" }), [channel], memory, undefined, { onFatal: (error) => fatal.push(error) })
-  return { app, channel, fatal }
+  return { app, channel, fatal, config }
 }
 
 /** Waits for an asynchronous condition (a store read), checked every 20 ms. */
@@ -155,5 +170,23 @@ describe("several processes on one Postgres", () => {
     expect(readFileSync(join(saved[0]!.parentPath, saved[0]!.name), "utf8")).toBe("the quarterly numbers")
     // What was downloaded for the hand-over is gone once the leader took it.
     expect(readdirSync(join(dataDir!, "inbound"))).toEqual([])
+  })
+
+  it("starts a channel only one process may run in the leader alone, and a process without it stays healthy", async () => {
+    await cluster(replying("hi"), 0)
+    const memory = new ListMemory()
+    const polling = [new PollingChannel(), new PollingChannel()]
+    nodes.push(await startNode(memory, { ADMIN_PORT: "0" }, polling[0]), await startNode(memory, { ADMIN_PORT: "0" }, polling[1]))
+    await waitFor(() => leaders().length === 1 && polling.some((channel) => channel.started), 10_000)
+    const leaderAt = nodes.indexOf(leaders()[0]!)
+    expect(polling.map((channel) => channel.started)).toEqual([leaderAt === 0, leaderAt === 1])
+    const follower = nodes[1 - leaderAt]!
+    const admin = await startAdmin(follower.config, follower.app, [polling[1 - leaderAt]!], new Metrics(), pino({ level: "silent" }))
+    try {
+      const health = await fetch(`http://127.0.0.1:${admin!.port}/healthz`)
+      expect(health.status).toBe(200)
+    } finally {
+      await admin!.server.stop()
+    }
   })
 })
