@@ -4,7 +4,20 @@ import type { Logger } from "pino"
 import type { TaskRecord } from "../core/types.ts"
 import type { ClusterRecords } from "../store/cluster-records.ts"
 import type { ProcessRecord } from "../store/records.ts"
+import type PgBoss from "pg-boss"
+import type { Config } from "../config/config.ts"
+import type { Store } from "../store/store.ts"
 import type { ClusterLink } from "./link.ts"
+
+/** What the parts of a cluster node share: the store, the job queue, the link and this process. */
+export interface NodeParts {
+  store: Store
+  boss: PgBoss
+  link: ClusterLink
+  membership: Membership
+  config: Config
+  log: Logger
+}
 
 /** A dead process's record stays this many leases, for `steward status`, then goes. */
 const DEAD_KEPT_LEASES = 40

@@ -1,14 +1,9 @@
-import type PgBoss from "pg-boss"
-import type { Logger } from "pino"
 import type { LoopOutcome } from "../agent/loop.ts"
-import type { Config } from "../config/config.ts"
 import { errorText } from "../core/errors.ts"
 import type { TaskRecord, ToolSummary } from "../core/types.ts"
 import { claimId } from "../store/cluster-records.ts"
-import type { Store } from "../store/store.ts"
 import { HandedOver, Interrupted, runOf, TimedOut } from "../supervisor/task-records.ts"
-import type { ClusterLink } from "./link.ts"
-import type { Membership } from "./membership.ts"
+import type { NodeParts } from "./membership.ts"
 import { dispatchTask, jobIdOf, TASK_QUEUES } from "./queues.ts"
 import { CANCEL_CHANNEL, CLAIMS_CHANNEL, PROGRESS_CHANNEL } from "./task-host.ts"
 
@@ -35,15 +30,7 @@ export class RemoteRuns {
   private sweeping = false
 
   constructor(
-    private readonly deps: {
-      store: Store
-      boss: PgBoss
-      link: ClusterLink
-      membership: Membership
-      config: Config
-      log: Logger
-      stopping: () => boolean
-    },
+    private readonly deps: NodeParts & { stopping: () => boolean },
   ) {}
 
   /** Starts following claims, progress and lost runs (once this process leads). */

@@ -1,16 +1,12 @@
 import type PgBoss from "pg-boss"
-import type { Logger } from "pino"
-import type { Config } from "../config/config.ts"
 import { errorText } from "../core/errors.ts"
 import type { ToolSummary } from "../core/types.ts"
-import type { Store } from "../store/store.ts"
 import { claimId } from "../store/cluster-records.ts"
 import type { ClaimRecord } from "../store/records.ts"
 import type { AgentRunner } from "../supervisor/runner.ts"
 import { Sessions } from "../supervisor/sessions.ts"
 import { runOf, sessionOf, TimedOut } from "../supervisor/task-records.ts"
-import type { ClusterLink } from "./link.ts"
-import type { Membership } from "./membership.ts"
+import type { NodeParts } from "./membership.ts"
 import type { TaskJob } from "./queues.ts"
 
 export const CLAIMS_CHANNEL = "steward_claims"
@@ -33,13 +29,7 @@ export class TaskHost {
   private readonly sessions: Sessions
 
   constructor(
-    private readonly deps: {
-      store: Store
-      boss: PgBoss
-      link: ClusterLink
-      membership: Membership
-      config: Config
-      log: Logger
+    private readonly deps: NodeParts & {
       /** The runner to use now: its tools reach the leader's parts, here or over the queue. */
       runner: () => AgentRunner
       /** Before a run, when this process does not lead: what it keeps of the store is refreshed. */

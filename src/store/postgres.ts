@@ -3,13 +3,11 @@ import { basename, dirname } from "node:path"
 import pg from "pg"
 import { redactUrl } from "../config/fields.ts"
 import { MAX_INDEXES, type Backend, type CollectionSchema, type IndexEntry, type IndexQuery, type WriteOp } from "./backend.ts"
+import { COLUMNS, ROW_WIDTH, SLOTS, gather, statementCache, statementsOf, UPDATES } from "./rows.ts"
 import { SqliteBackend } from "./sqlite.ts"
 
 /** Postgres allows 65535 bound parameters; this keeps one statement's parse and plan small. */
 const MAX_PARAMS_PER_STATEMENT = 9000
-const SLOTS = Array.from({ length: MAX_INDEXES }, (_, i) => i + 1)
-/** collection, id, value, then a group and an at per index slot. */
-const ROW_WIDTH = 3 + 2 * MAX_INDEXES
 /** How long opening a connection may take before it counts as unreachable. */
 const CONNECT_TIMEOUT_MS = 10_000
 /** Rows a backup reads from the snapshot and writes to the copy at a time. */
@@ -18,26 +16,13 @@ const BACKUP_PAGE = 1000
  *  (any fixed number; this one is "steward" in ASCII). */
 const SCHEMA_LOCK = 0x73746577617264n
 
-const COLUMNS = ["collection", "id", "value", ...SLOTS.flatMap((n) => [`g${n}`, `a${n}`])]
-const UPDATES = COLUMNS.slice(2).map((column) => `${column} = excluded.${column}`).join(", ")
 function placeholders(count: number, width: number): string {
   const rows: string[] = []
   for (let r = 0; r < count; r++) rows.push(`(${Array.from({ length: width }, (_, c) => `$${r * width + c + 1}`).join(", ")})`)
   return rows.join(", ")
 }
-/** Statement texts by row count: built once, not at every write. */
-const upserts = new Map<number, string>()
-const deletions = new Map<number, string>()
-function upsertSql(rows: number): string {
-  let sql = upserts.get(rows)
-  if (!sql) upserts.set(rows, (sql = `INSERT INTO records (${COLUMNS.join(", ")}) VALUES ${placeholders(rows, ROW_WIDTH)} ON CONFLICT (collection, id) DO UPDATE SET ${UPDATES}`))
-  return sql
-}
-function deleteSql(rows: number): string {
-  let sql = deletions.get(rows)
-  if (!sql) deletions.set(rows, (sql = `DELETE FROM records WHERE (collection, id) IN (${placeholders(rows, 2)})`))
-  return sql
-}
+const upsertSql = statementCache((rows) => `INSERT INTO records (${COLUMNS.join(", ")}) VALUES ${placeholders(rows, ROW_WIDTH)} ON CONFLICT (collection, id) DO UPDATE SET ${UPDATES}`)
+const deleteSql = statementCache((rows) => `DELETE FROM records WHERE (collection, id) IN (${placeholders(rows, 2)})`)
 
 // COLLATE "C" compares ids and groups bytewise, as SQLite's BINARY does, whatever the database's
 // locale. `at` is a double: a time in ms is an exact integer in it, as in SQLite's INTEGER/REAL.
@@ -121,12 +106,7 @@ export class PostgresBackend implements Backend {
       this.writing = done.catch(() => {})
       this.batch = { ops: pending, done }
     }
-    for (const op of ops) {
-      const key = `${op.collection}\u0000${op.id}`
-      // Re-inserting moves the record to the end so the batch keeps the latest call order.
-      this.batch.ops.delete(key)
-      this.batch.ops.set(key, op)
-    }
+    gather(this.batch.ops, ops)
     return this.batch.done
   }
 
@@ -218,34 +198,15 @@ export class PostgresBackend implements Backend {
 
   private async flush(pending: Map<string, WriteOp>): Promise<void> {
     if (this.batch?.ops === pending) this.batch = undefined
-    const statements: Array<[string, unknown[]]> = []
-    const puts: unknown[][] = []
-    const deletes: string[][] = []
-    for (const op of pending.values()) {
-      if ("delete" in op) {
-        deletes.push([op.collection, escaped(op.id)])
-        continue
-      }
-      const row: unknown[] = [op.collection, escaped(op.id), JSON.stringify(op.value), ...Array(2 * MAX_INDEXES).fill(null)]
-      for (const [name, entry] of Object.entries(op.indexes)) {
-        if (!entry) continue
-        const n = this.slotOf(op.collection, name)
-        row[1 + 2 * n] = escaped(entry.group)
-        // SQLite stores NaN (Date.parse of a bad date) as NULL, which no range matches; so here.
-        row[2 + 2 * n] = Number.isFinite(entry.at) ? entry.at : null
-      }
-      puts.push(row)
-    }
-    const perPut = Math.floor(MAX_PARAMS_PER_STATEMENT / ROW_WIDTH)
-    for (let i = 0; i < puts.length; i += perPut) {
-      const part = puts.slice(i, i + perPut)
-      statements.push([upsertSql(part.length), part.flat()])
-    }
-    const perDelete = Math.floor(MAX_PARAMS_PER_STATEMENT / 2)
-    for (let i = 0; i < deletes.length; i += perDelete) {
-      const part = deletes.slice(i, i + perDelete)
-      statements.push([deleteSql(part.length), part.flat()])
-    }
+    const statements = statementsOf(pending.values(), {
+      slotOf: (collection, index) => this.slotOf(collection, index),
+      upsertSql,
+      deleteSql,
+      maxParams: MAX_PARAMS_PER_STATEMENT,
+      text: escaped,
+      // SQLite stores NaN (Date.parse of a bad date) as NULL, which no range matches; so here.
+      at: (at) => (Number.isFinite(at) ? at : null),
+    })
     if (statements.length === 0) return
     // One statement is atomic by itself and one round trip; only a larger group needs a transaction.
     if (statements.length === 1) {

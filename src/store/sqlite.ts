@@ -2,31 +2,15 @@ import { mkdirSync } from "node:fs"
 import { join } from "node:path"
 import KeyvSqlite from "@keyv/sqlite"
 import { MAX_INDEXES, type Backend, type CollectionSchema, type IndexQuery, type WriteOp } from "./backend.ts"
+import { COLUMNS, ROW_WIDTH, SLOTS, gather, statementCache, statementsOf, UPDATES } from "./rows.ts"
 
 /** SQLite's bound-parameter limit is far higher; this keeps one statement's latency small. */
 const MAX_PARAMS_PER_STATEMENT = 999
 /** The key prefix of the keyv layout before schema versions (see legacyPage). */
 const LEGACY_NAMESPACE = "steward:"
-const SLOTS = Array.from({ length: MAX_INDEXES }, (_, i) => i + 1)
-/** collection, id, value, then a group and an at per index slot. */
-const ROW_WIDTH = 3 + 2 * MAX_INDEXES
-
-const COLUMNS = ["collection", "id", "value", ...SLOTS.flatMap((n) => [`g${n}`, `a${n}`])]
-const UPDATES = COLUMNS.slice(2).map((column) => `${column} = excluded.${column}`).join(", ")
 const placeholders = (count: number, width: number) => Array.from({ length: count }, () => `(${Array(width).fill("?").join(", ")})`).join(", ")
-/** Statement texts by row count: built once, not at every write. */
-const upserts = new Map<number, string>()
-const deletions = new Map<number, string>()
-function upsertSql(rows: number): string {
-  let sql = upserts.get(rows)
-  if (!sql) upserts.set(rows, (sql = `INSERT INTO records (${COLUMNS.join(", ")}) VALUES ${placeholders(rows, ROW_WIDTH)} ON CONFLICT (collection, id) DO UPDATE SET ${UPDATES}`))
-  return sql
-}
-function deleteSql(rows: number): string {
-  let sql = deletions.get(rows)
-  if (!sql) deletions.set(rows, (sql = `DELETE FROM records WHERE (collection, id) IN (VALUES ${placeholders(rows, 2)})`))
-  return sql
-}
+const upsertSql = statementCache((rows) => `INSERT INTO records (${COLUMNS.join(", ")}) VALUES ${placeholders(rows, ROW_WIDTH)} ON CONFLICT (collection, id) DO UPDATE SET ${UPDATES}`)
+const deleteSql = statementCache((rows) => `DELETE FROM records WHERE (collection, id) IN (VALUES ${placeholders(rows, 2)})`)
 
 /**
  * The Store's backend on `DATA_DIR/steward.sqlite` — the only place with SQL. One table,
@@ -78,12 +62,7 @@ export class SqliteBackend implements Backend {
       const done = this.enqueue(() => this.flush(pending))
       this.batch = { ops: pending, done }
     }
-    for (const op of ops) {
-      const key = `${op.collection}\u0000${op.id}`
-      // Re-inserting moves the record to the end so the batch keeps the latest call order.
-      this.batch.ops.delete(key)
-      this.batch.ops.set(key, op)
-    }
+    gather(this.batch.ops, ops)
     return this.batch.done
   }
 
@@ -172,33 +151,7 @@ export class SqliteBackend implements Backend {
 
   private async flush(pending: Map<string, WriteOp>): Promise<void> {
     if (this.batch?.ops === pending) this.batch = undefined
-    const statements: Array<[string, unknown[]]> = []
-    const puts: unknown[][] = []
-    const deletes: string[][] = []
-    for (const op of pending.values()) {
-      if ("delete" in op) {
-        deletes.push([op.collection, op.id])
-        continue
-      }
-      const row: unknown[] = [op.collection, op.id, JSON.stringify(op.value), ...Array(2 * MAX_INDEXES).fill(null)]
-      for (const [name, entry] of Object.entries(op.indexes)) {
-        if (!entry) continue
-        const n = this.slotOf(op.collection, name)
-        row[1 + 2 * n] = entry.group
-        row[2 + 2 * n] = entry.at
-      }
-      puts.push(row)
-    }
-    const perPut = Math.floor(MAX_PARAMS_PER_STATEMENT / ROW_WIDTH)
-    for (let i = 0; i < puts.length; i += perPut) {
-      const part = puts.slice(i, i + perPut)
-      statements.push([upsertSql(part.length), part.flat()])
-    }
-    const perDelete = Math.floor(MAX_PARAMS_PER_STATEMENT / 2)
-    for (let i = 0; i < deletes.length; i += perDelete) {
-      const part = deletes.slice(i, i + perDelete)
-      statements.push([deleteSql(part.length), part.flat()])
-    }
+    const statements = statementsOf(pending.values(), { slotOf: (collection, index) => this.slotOf(collection, index), upsertSql, deleteSql, maxParams: MAX_PARAMS_PER_STATEMENT })
     // One statement is atomic by itself; only a larger group needs a transaction.
     const grouped = statements.length > 1
     if (grouped) await this.adapter.query("BEGIN IMMEDIATE")

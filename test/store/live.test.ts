@@ -1,3 +1,4 @@
+import { taskRecord } from "../support/records.ts"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -18,25 +19,7 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true })
 })
 
-const task = (id: string, extra: Partial<TaskRecord> = {}): TaskRecord => ({
-  id,
-  role: "worker",
-  agent: "general",
-  type: "oneshot",
-  prompt: id,
-  priority: 5,
-  timeout: null,
-  status: "completed",
-  conversation: C,
-  user: C,
-  parentSessionId: "S",
-  sessionId: `S-${id}`,
-  origin: `S:${id}`,
-  attempts: 1,
-  createdAt: "2026-01-01T00:00:00.000Z",
-  endedAt: "2026-01-01T00:01:00.000Z",
-  ...extra,
-})
+const task = taskRecord
 
 describe("what start-up reads", () => {
   it("liveTasks: unfinished tasks, unreported batch heads, the heads of live tasks and everything those heads committed — not reported batches", async () => {

@@ -1,3 +1,4 @@
+import { taskRecord } from "../support/records.ts"
 import { execFile } from "node:child_process"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -24,25 +25,8 @@ backendContract("Postgres", () => {
   }
 })
 
-const C = "telegram:1001"
-const task = (id: string, status: TaskRecord["status"]): TaskRecord => ({
-  id,
-  role: "worker",
-  agent: "general",
-  type: "oneshot",
-  prompt: id,
-  priority: 5,
-  timeout: null,
-  status,
-  conversation: C,
-  user: C,
-  parentSessionId: "S",
-  sessionId: `S-${id}`,
-  origin: `S:${id}`,
-  attempts: 0,
-  createdAt: "2026-01-01T00:00:00.000Z",
-  ...(status === "queued" ? {} : { endedAt: "2026-01-01T00:01:00.000Z", reported: true }),
-})
+const task = (id: string, status: TaskRecord["status"]): TaskRecord =>
+  taskRecord(id, { status, attempts: 0, ...(status === "queued" ? { endedAt: undefined } : { reported: true }) })
 
 let database: FreshDatabase
 let dir: string
