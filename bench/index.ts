@@ -6,6 +6,7 @@ import { runFetchBench } from "./fetch.ts"
 import { Figures } from "./figures.ts"
 import { runFirstSignBench } from "./first-sign.ts"
 import { runMemoryBench } from "./memory.ts"
+import { runScaleOutBench } from "./scaleout.ts"
 import { runSlackBench } from "./slack.ts"
 import { runSoakBench } from "./soak.ts"
 import { runTelegramBench } from "./telegram.ts"
@@ -20,6 +21,7 @@ await runSlackBench(new Figures(json))
 await runFirstSignBench(new Figures(json))
 await runSoakBench(new Figures(json))
 await runFetchBench(new Figures(json))
+await runScaleOutBench(new Figures(json))
 if (!process.argv.includes("--core")) {
   await runYearBench(new Figures(json))
   await runMemoryBench({ json })
