@@ -5,9 +5,11 @@ import { cronPreview } from "../schedule/cron-preview.ts"
 import { raiseEvent } from "../schedule/events.ts"
 import { CliError, print, withStore } from "./common.ts"
 
-/** The same from src/cli/ and from a build's dist/cli/: the package's own package.json. */
+/** The package's own package.json: two folders up from src/cli/misc.ts, one up from the build's
+ *  dist/cli.js (or the dist/ chunk this code is bundled into). */
 export function stewardVersion(): string {
-  return (JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string }).version
+  const packageJson = new URL(import.meta.url.endsWith(".ts") ? "../../package.json" : "../package.json", import.meta.url)
+  return (JSON.parse(readFileSync(packageJson, "utf8")) as { version: string }).version
 }
 
 export function registerMisc(program: Command): void {

@@ -28,13 +28,22 @@ export async function startBoss(url: string, leaseSeconds: number, log: Logger):
   const boss = new PgBoss({ connectionString: url, max: 4, application_name: "steward-queue", schedule: false, supervise: true, maintenanceIntervalSeconds: Math.max(1, leaseSeconds) })
   boss.on("error", (error) => log.warn({ err: error }, "cluster: job queue error"))
   await boss.start()
-  for (const name of [...Object.values(TASK_QUEUES), CALL_QUEUE]) {
-    // Several processes starting at once may all create it: one wins, the others find it there.
-    if (!(await boss.getQueue(name))) await boss.createQueue(name).catch(async (error: unknown) => {
-      if (!(await boss.getQueue(name))) throw error
-    })
-  }
+  for (const name of [...Object.values(TASK_QUEUES), CALL_QUEUE]) await createQueueOnce(boss, name)
   return boss
+}
+
+/** Several processes starting at once may all create a queue: one wins, the others find it there.
+ *  Creating one is DDL on pg-boss's job table, so two at once can also end in a deadlock that
+ *  Postgres breaks by failing one (before the other has committed): that one tries again. */
+async function createQueueOnce(boss: PgBoss, name: string, attempts = 5): Promise<void> {
+  for (let attempt = 1; !(await boss.getQueue(name)); attempt++) {
+    try {
+      await boss.createQueue(name)
+    } catch (error) {
+      if (attempt >= attempts) throw error
+      await new Promise((resolve) => setTimeout(resolve, 50 * attempt + Math.random() * 50))
+    }
+  }
 }
 
 /** Puts a task attempt (written as running by the leader) on its role's queue; idempotent. */

@@ -78,6 +78,23 @@ describe("the task queues", () => {
   })
 })
 
+describe("the job queues at start-up", () => {
+  it("are created once when three processes start at once on a fresh database (no deadlock ends one of them)", { timeout: 60_000 }, async () => {
+    for (let round = 0; round < 3; round++) {
+      const fresh = await freshDatabase()
+      try {
+        const started = await Promise.allSettled([0, 1, 2].map(() => startBoss(fresh.url, 1, log)))
+        const bosses = started.flatMap((result) => (result.status === "fulfilled" ? [result.value] : []))
+        expect(started.flatMap((result) => (result.status === "rejected" ? [String(result.reason)] : []))).toEqual([])
+        expect((await bosses[0]!.getQueues()).map((queue) => queue.name).sort()).toEqual(expect.arrayContaining(Object.values(TASK_QUEUES)))
+        await Promise.all(bosses.map((started) => started.stop({ graceful: false, wait: true })))
+      } finally {
+        await fresh.drop()
+      }
+    }
+  })
+})
+
 describe("leader calls", () => {
   it("returns the leader's answer, and a tool error as a tool error the model reads", async () => {
     const queue = await boss()

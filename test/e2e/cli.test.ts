@@ -1,5 +1,6 @@
 import { execFile } from "node:child_process"
 import { mkdtempSync, rmSync } from "node:fs"
+import { readFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { promisify } from "node:util"
@@ -40,6 +41,14 @@ async function seed(use: (store: Store) => Promise<void>): Promise<void> {
   const store = await Store.open(dataDir)
   await use(store).finally(() => store.close())
 }
+
+describe("the built CLI", () => {
+  it("runs as `npx steward` runs it (node dist/cli.js): version reads the package's package.json", async () => {
+    const { version } = JSON.parse(await readFile("package.json", "utf8")) as { version: string }
+    const built = await run(process.execPath, ["dist/cli.js", "version", "--json"], { env: { PATH: process.env.PATH }, timeout: 30_000 })
+    expect(JSON.parse(built.stdout)).toEqual({ version })
+  })
+})
 
 describe("the owner CLI against a running Steward", () => {
   it("status, usage, backup, doctor, trigger pause/remove and users revoke work while it runs", async () => {
