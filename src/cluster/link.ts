@@ -4,6 +4,9 @@ import type { Logger } from "pino"
 /** The advisory lock whose holder is the leader: a number no other lock of Steward's uses (the
  *  store's schema lock is "steward" in ASCII; this is "leader"). */
 const LEADER_LOCK = 0x6c6561646572n
+/** The class of the lock each process holds on its own id (two-key advisory locks are a key
+ *  space apart from the one-key ones above): held while its connection lives. */
+const PROCESS_LOCKS = 0x53747773 // "Stws"
 
 /**
  * One process's line to the cluster's Postgres, apart from the store's: a connection of its own
@@ -44,6 +47,23 @@ export class ClusterLink {
   async tryLead(): Promise<boolean> {
     const { rows } = await this.client.query<{ locked: boolean }>("SELECT pg_try_advisory_lock($1::bigint) AS locked", [LEADER_LOCK.toString()])
     return rows[0]!.locked
+  }
+
+  /** Holds this process's own lock for as long as this connection lives: the moment the process
+   *  dies, Postgres drops it, which `connected` sees. */
+  async holdProcessLock(id: string): Promise<void> {
+    await this.client.query("SELECT pg_advisory_lock($1, hashtext($2))", [PROCESS_LOCKS, id])
+  }
+
+  /** Which of these processes still hold their lock: their connection to Postgres is open. */
+  async connected(ids: string[]): Promise<Set<string>> {
+    const { rows } = await this.pool.query<{ id: string }>(
+      `SELECT id FROM unnest($2::text[]) AS id WHERE ((hashtext(id)::int8 & 4294967295)::oid) IN (
+         SELECT objid FROM pg_locks WHERE locktype = 'advisory' AND classid = $1 AND objsubid = 2 AND granted
+           AND database = (SELECT oid FROM pg_database WHERE datname = current_database()))`,
+      [PROCESS_LOCKS, ids],
+    )
+    return new Set(rows.map((row) => row.id))
   }
 
   async listen(channel: string, handler: (payload: string) => void): Promise<void> {

@@ -25,8 +25,10 @@ const DEAD_KEPT_LEASES = 40
 /**
  * This process in the cluster: its record (who it is, whether it leads, what it runs), rewritten
  * every fifth of a lease as its heartbeat, and the leader lock it tries to take at each beat until
- * it holds it. A process whose record is older than the lease is taken for dead: what it ran is
- * run again elsewhere (remote-runs.ts).
+ * it holds it. A process is taken for dead — what it ran is run again elsewhere (remote-runs.ts) —
+ * the moment its connection to Postgres is gone (it holds a lock of its own on it: a killed
+ * process loses it at once), or when it has not beaten for the lease (hung with the connection
+ * open). A slow beat alone does not make a live process dead before the lease is out.
  */
 export class Membership {
   readonly id = `${hostname()}:${process.pid}:${randomBytes(3).toString("hex")}`
@@ -53,6 +55,7 @@ export class Membership {
 
   /** Writes the first heartbeat and tries to lead; then beats on. */
   async start(): Promise<void> {
+    await this.deps.link.holdProcessLock(this.id)
     await this.beat()
     this.timer = setInterval(() => void this.beat(), Math.max(50, Math.floor(this.deps.leaseMs / 5)))
     this.timer.unref()
@@ -69,11 +72,12 @@ export class Membership {
     await this.write()
   }
 
-  /** The ids of the processes seen within the lease (this one always). */
+  /** The ids of the processes connected and seen within the lease (this one always). */
   async alive(): Promise<Set<string>> {
     const cutoff = Date.now() - this.deps.leaseMs
-    const records = await this.deps.records.processes()
-    return new Set([this.id, ...records.filter((record) => Date.parse(record.seenAt) >= cutoff).map((record) => record.id)])
+    const recent = (await this.deps.records.processes()).filter((record) => Date.parse(record.seenAt) >= cutoff).map((record) => record.id)
+    const connected = await this.deps.link.connected(recent)
+    return new Set([this.id, ...recent.filter((id) => connected.has(id))])
   }
 
   /** Leaves the cluster: the record goes (the leader lock goes with the link). */

@@ -84,8 +84,10 @@ export class ClusterNode {
     this.claimers = Object.values(TASK_QUEUES).map((queue) => new Claimer<TaskJob>(this.boss, queue, this.config.workerConcurrency, (job) => host.handle(queue, job), this.log))
     await this.link.listen(WORK_CHANNEL, () => this.claimers.forEach((claimer) => claimer.wake()))
     await supervisor.profiles.load()
-    for (const claimer of this.claimers) claimer.start()
+    // On record (and holding its process lock) before it claims anything: a claim by a process
+    // the leader cannot see would count as its holder dead.
     await this.membership.start()
+    for (const claimer of this.claimers) claimer.start()
   }
 
   /** An inbound message that reached this process: the Supervisor's gate takes it here when

@@ -9,6 +9,8 @@ import { CANCEL_CHANNEL, CLAIMS_CHANNEL, PROGRESS_CHANNEL } from "./task-host.ts
 
 /** Claims of runs that ended are dropped after this long: the task record holds the outcome. */
 const CLAIMS_KEPT_MS = 3600_000
+/** How often the leader asks which processes are alive: a process killed is seen within this. */
+const LIVENESS_TICK_MS = 500
 
 interface Waiter {
   task: TaskRecord
@@ -28,6 +30,8 @@ export class RemoteRuns {
   private readonly waiting = new Map<string, Waiter>()
   private timer: NodeJS.Timeout | undefined
   private sweeping = false
+  private lastSweep = 0
+  private lastAlive = new Set<string>()
 
   constructor(
     private readonly deps: NodeParts & { stopping: () => boolean },
@@ -38,7 +42,7 @@ export class RemoteRuns {
     const { link } = this.deps
     await link.listen(CLAIMS_CHANNEL, (id) => void this.check(id))
     await link.listen(PROGRESS_CHANNEL, (payload) => this.progress(payload))
-    this.timer = setInterval(() => void this.sweep(), Math.max(50, this.deps.config.cluster.leaseSeconds * 500))
+    this.timer = setInterval(() => void this.tick(), Math.min(LIVENESS_TICK_MS, this.deps.config.cluster.leaseSeconds * 500))
     this.timer.unref()
   }
 
@@ -77,25 +81,34 @@ export class RemoteRuns {
     else if (claim?.status === "released") this.finish(id, (waiter) => waiter.reject(new Interrupted("the process running it stopped", false)))
   }
 
-  /** Every waiter whose run is lost is interrupted; missed notifications are made up for. */
-  private async sweep(): Promise<void> {
+  /** Looks at every run waited for when a process has died since the last look, and every half
+   *  lease anyway (a job never claimed, a notification missed). */
+  private async tick(): Promise<void> {
     if (this.sweeping) return
     this.sweeping = true
     try {
       const alive = await this.deps.membership.alive()
-      const leaseMs = this.deps.config.cluster.leaseSeconds * 1000
-      for (const [id, waiter] of [...this.waiting]) {
-        const claim = await this.deps.store.cluster.claim(id)
-        if (claim && claim.status !== "running") await this.check(id)
-        else if (claim && !alive.has(claim.holder)) this.finish(id, (w) => w.reject(new Interrupted(`the process running it (${claim.holder}) died`, true)))
-        else if (!claim && Date.now() - waiter.sentAt > leaseMs && (await this.lostJob(waiter.task, leaseMs))) this.finish(id, (w) => w.reject(new Interrupted("its job was taken but never started", true)))
-      }
-      await this.deps.store.cluster.pruneClaims(Date.now() - CLAIMS_KEPT_MS)
+      const died = [...this.lastAlive].some((id) => !alive.has(id))
+      this.lastAlive = alive
+      if (died || Date.now() - this.lastSweep >= this.deps.config.cluster.leaseSeconds * 500) await this.sweep(alive)
     } catch (error) {
       this.deps.log.warn({ err: error }, "cluster: could not check the runs under way")
     } finally {
       this.sweeping = false
     }
+  }
+
+  /** Every waiter whose run is lost is interrupted; missed notifications are made up for. */
+  private async sweep(alive: Set<string>): Promise<void> {
+    this.lastSweep = Date.now()
+    const leaseMs = this.deps.config.cluster.leaseSeconds * 1000
+    for (const [id, waiter] of [...this.waiting]) {
+      const claim = await this.deps.store.cluster.claim(id)
+      if (claim && claim.status !== "running") await this.check(id)
+      else if (claim && !alive.has(claim.holder)) this.finish(id, (w) => w.reject(new Interrupted(`the process running it (${claim.holder}) died`, true)))
+      else if (!claim && Date.now() - waiter.sentAt > leaseMs && (await this.lostJob(waiter.task, leaseMs))) this.finish(id, (w) => w.reject(new Interrupted("its job was taken but never started", true)))
+    }
+    await this.deps.store.cluster.pruneClaims(Date.now() - CLAIMS_KEPT_MS)
   }
 
   /** A job taken (active) for longer than the lease without a claim: its taker died before it

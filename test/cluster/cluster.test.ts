@@ -137,16 +137,17 @@ describe("several processes on one Postgres", () => {
     expect(tasks.filter((task) => task.role === "worker").map((task) => task.status)).toEqual(["completed"])
   })
 
-  it("runs a task again, as a new attempt, when the process that held it is gone, and reports it once", async () => {
+  it("runs a task again, as a new attempt, as soon as the process that held it is gone, and reports it once", async () => {
     const task = { ...newTask({ conversation: "test:c1", user: "test:u1", sessionId: newId() }, "test:recover", "worker", "default"), prompt: "recover me" }
     const running = { ...task, status: "running" as const, attempts: 1, runs: 1, startedAt: new Date().toISOString() }
-    await cluster(chain(slowEcho(0)), 1, {}, async (store) => {
+    // A long lease: the holder's heartbeat is fresh, but its connection (its process lock) is gone.
+    await cluster(chain(slowEcho(0)), 1, { CLUSTER_LEASE_SECONDS: "60" }, async (store) => {
       await store.save({ tasks: [running], sessions: [sessionOf(task)] })
-      // Its holder claimed it and died: no heartbeat for far longer than the lease.
+      // Its holder claimed it and was killed a moment ago.
       await store.cluster.saveClaim({ id: `${task.id}:1`, taskId: task.id, attempt: 1, holder: "gone:1:dead", startedAt: running.startedAt, status: "running" })
-      await store.cluster.saveProcess({ id: "gone:1:dead", host: "gone", pid: 1, startedAt: running.startedAt, seenAt: new Date(Date.now() - 60_000).toISOString(), leader: false, running: [{ taskId: task.id, attempt: 1, agent: "default", conversation: "test:c1" }] })
+      await store.cluster.saveProcess({ id: "gone:1:dead", host: "gone", pid: 1, startedAt: running.startedAt, seenAt: new Date().toISOString(), leader: false, running: [{ taskId: task.id, attempt: 1, agent: "default", conversation: "test:c1" }] })
     })
-    await waitFor(() => allSent().length >= 1, 15_000)
+    await waitFor(() => allSent().length >= 1, 10_000)
     await nodes[0]!.app.supervisor.idle()
     expect(allSent().map((m) => m.text)).toEqual(["Result: echo recover me"])
     const store = nodes[0]!.app.store
