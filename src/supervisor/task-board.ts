@@ -16,7 +16,7 @@ import { reportText } from "./report.ts"
 import type { Sessions } from "./sessions.ts"
 import { listTasks } from "./task-listing.ts"
 import { errorText } from "../core/errors.ts"
-import { HandedOver, interrupted, Interrupted, isQuietRun, runOf, sessionInUse, TimedOut, newTask, resultsEventId, runTask, sessionOf } from "./task-records.ts"
+import { CLUSTER_MAX_TASK_ATTEMPTS, HandedOver, interrupted, MAX_TASK_ATTEMPTS, Interrupted, isQuietRun, runOf, sessionInUse, TimedOut, newTask, resultsEventId, runTask, sessionOf } from "./task-records.ts"
 
 export interface TaskBoardDeps {
   config: Config
@@ -325,7 +325,7 @@ export class TaskBoard implements TaskCapability {
 
   /** The process running a task went away: queued again, or failed if interrupted too often. */
   private async requeue(task: TaskRecord, error: Interrupted): Promise<void> {
-    const update = interrupted(task, error.counts)
+    const update = interrupted(task, error.counts, this.deps.shared ? CLUSTER_MAX_TASK_ATTEMPTS : MAX_TASK_ATTEMPTS)
     this.deps.log.warn({ task: task.id, why: error.message, status: update.status }, "task interrupted")
     if (update.status === "failed") return this.finish(task, { status: "failed", error: update.error })
     await this.deps.store.save({ tasks: [update] })

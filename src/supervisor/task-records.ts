@@ -28,6 +28,10 @@ export function newTask(caller: { conversation: ConversationId; user: UserId; se
 
 /** A task interrupted this many times (a restart, or the process holding it dying) fails. */
 export const MAX_TASK_ATTEMPTS = 2
+/** In a cluster a process dies more often for reasons of its own (a deploy, a lost machine, a
+ *  kill) than because of the task it ran, and each death interrupts every run it held: a task
+ *  may be interrupted once more there before it counts as what kills processes. */
+export const CLUSTER_MAX_TASK_ATTEMPTS = 3
 
 /** A task's run ended without an outcome because the process running it went away (or is
  *  stopping): the task goes back to the queue. `counts`: the attempt counts toward
@@ -62,8 +66,8 @@ export class HandedOver extends Error {
 
 /** The record of a task that was interrupted: queued again, or failed once it was interrupted
  *  MAX_TASK_ATTEMPTS times. */
-export function interrupted(task: TaskRecord, counts: boolean): TaskRecord {
-  if (counts && task.attempts >= MAX_TASK_ATTEMPTS) return { ...task, status: "failed", error: `interrupted ${task.attempts} times by a restart`, endedAt: new Date().toISOString() }
+export function interrupted(task: TaskRecord, counts: boolean, limit = MAX_TASK_ATTEMPTS): TaskRecord {
+  if (counts && task.attempts >= limit) return { ...task, status: "failed", error: `interrupted ${task.attempts} times by a restart`, endedAt: new Date().toISOString() }
   return { ...task, status: "queued", attempts: counts ? task.attempts : task.attempts - 1 }
 }
 
