@@ -191,4 +191,25 @@ describe("several processes on one Postgres", () => {
       await admin!.server.stop()
     }
   })
+
+  it("times a task out where it runs, and a /stop reaches the run in whichever process holds it", { timeout: 30_000 }, async () => {
+    // Workers hang until their request is aborted; WORKER_TIMEOUT is 2 s.
+    await cluster(chain(() => ({ hang: true })), 2, { WORKER_TIMEOUT: "2", WORKER_CONCURRENCY: "1" })
+    await waitFor(() => leaders().length === 1, 10_000)
+    const store = nodes[0]!.app.store
+    const workerOf = async (conversation: string) => (await store.tasks()).find((task) => task.role === "worker" && task.conversation === conversation)
+    await nodes[0]!.channel.say("slow one", "test:c1")
+    await waitFor(() => allSent().some((m) => m.conversation === "test:c1"), 15_000)
+    expect(await workerOf("test:c1")).toMatchObject({ status: "timed_out", error: "timed out after 2 s" })
+
+    await nodes[1]!.channel.say("stop me", "test:c2")
+    await eventually(async () => (await workerOf("test:c2"))?.status === "running", 10_000)
+    const running = (await workerOf("test:c2"))!
+    await eventually(async () => (await store.cluster.claim(`${running.id}:1`)) !== undefined, 10_000)
+    await nodes[0]!.channel.say("/stop", "test:c2")
+    expect(await workerOf("test:c2")).toMatchObject({ status: "cancelled" })
+    // The run itself ends where it ran: its model request is aborted and its claim closed.
+    await eventually(async () => (await store.cluster.claim(`${running.id}:1`))?.status === "failed", 5000)
+    expect(server!.requests.filter((req) => req.role === "worker")).toHaveLength(2)
+  })
 })
