@@ -215,7 +215,7 @@ describe("scale-out: three real processes on one Postgres, SIGKILLed under load"
         const earlier = await store.cluster.claim(claimId(task.id, run))
         // A run whose taker died before it wrote its claim has none. A live holder is never taken
         // for dead: its connection (its process lock) is there, and its heartbeat is within the lease.
-        if (earlier && !killedIds.has(earlier.holder)) spurious.push(`${task.id}:${run} (${earlier.status})`)
+        if (earlier && !killedIds.has(earlier.holder)) spurious.push(`${task.id}:${run} (${earlier.status}; ${whyInterrupted(cluster, task.id)})`)
         else if (earlier) expect([task.id, run, earlier.status]).toEqual([task.id, run, "running"])
       }
     }
@@ -253,4 +253,9 @@ async function diagnosis(store: Store, cluster: ProcessCluster): Promise<string>
 
 function summary(task: TaskRecord) {
   return { id: task.id, role: task.role, status: task.status, error: task.error, attempts: task.attempts, runs: task.runs }
+}
+
+/** What the leaders logged when they interrupted a task's run. */
+function whyInterrupted(cluster: ProcessCluster, taskId: string): string {
+  return cluster.members.flatMap((member) => member.steward.logs.filter((line) => line.msg === "task interrupted" && line.task === taskId).map((line) => String(line.why))).join("; ") || "no interruption logged"
 }
