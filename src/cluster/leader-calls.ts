@@ -29,6 +29,7 @@ export type CallHandlers = Record<string, (...args: never[]) => Promise<unknown>
 export class LeaderCalls {
   private readonly waiters = new Map<string, () => void>()
   private server: Claimer<{ method: string; args: unknown[] }> | undefined
+  private readonly stopping = new AbortController()
 
   constructor(
     private readonly boss: PgBoss,
@@ -46,13 +47,17 @@ export class LeaderCalls {
    * may take before the call counts as lost with it (and is tried again); `waitMs`: give up
    * waiting after this long and resolve `undefined` — the call stays queued and will be made.
    */
-  async call<T>(method: string, args: unknown[], { expireSeconds = 60, waitMs }: { expireSeconds?: number; waitMs?: number } = {}): Promise<T | undefined> {
+  async call<T>(method: string, args: unknown[], { expireSeconds = 60, waitMs, signal }: { expireSeconds?: number; waitMs?: number; signal?: AbortSignal } = {}): Promise<T | undefined> {
     const id = await this.boss.send(CALL_QUEUE, { method, args }, { retryLimit: 3, retryDelay: 1, expireInSeconds: expireSeconds })
     if (!id) throw new Error(`the call ${method} was not queued`)
     await this.link.notify(CALL_CHANNEL, method).catch(() => {})
     const deadline = waitMs === undefined ? Infinity : Date.now() + waitMs
+    const wake = () => this.waiters.get(id)?.()
+    signal?.addEventListener("abort", wake, { once: true })
     try {
       for (;;) {
+        // The run that made the call was cut short (its task cancelled, timed out, stopped).
+        signal?.throwIfAborted()
         const woken = new Promise<void>((resolve) => {
           this.waiters.set(id, resolve)
           // A missed notification costs at most a second.
@@ -66,7 +71,14 @@ export class LeaderCalls {
       }
     } finally {
       this.waiters.delete(id)
+      signal?.removeEventListener("abort", wake)
     }
+  }
+
+  /** Aborted when this process stops serving: a handler waiting on the user (an approval) gives
+   *  up its slot and the call goes back to the queue for the next leader. */
+  get stopSignal(): AbortSignal {
+    return this.stopping.signal
   }
 
   /** On the leader: takes calls and answers them with `handlers`. */
@@ -78,6 +90,7 @@ export class LeaderCalls {
   }
 
   async stop(): Promise<void> {
+    this.stopping.abort(new Error("this process no longer serves leader calls"))
     await this.server?.stop()
   }
 
@@ -88,6 +101,8 @@ export class LeaderCalls {
       if (!handler) throw new Error(`no such call: ${job.data.method}`)
       output = { value: await handler(...job.data.args) }
     } catch (error) {
+      // Cut short by this process's stop: failed, so pg-boss retries it with the next leader.
+      if (this.stopping.signal.aborted) return void (await this.boss.fail(CALL_QUEUE, job.id).catch(() => {}))
       output = { error: errorText(error), toolError: error instanceof ToolError }
     }
     await this.boss.complete(CALL_QUEUE, job.id, output as object)

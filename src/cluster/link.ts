@@ -23,13 +23,20 @@ export class ClusterLink {
     private readonly pool: pg.Pool,
   ) {
     client.on("notification", (message) => {
-      for (const handler of this.handlers.get(message.channel) ?? []) handler(message.payload ?? "")
+      for (const handler of this.handlers.get(message.channel) ?? []) {
+        try {
+          handler(message.payload ?? "")
+        } catch {
+          // A payload not as expected (another program's NOTIFY on our channel) wakes nothing.
+        }
+      }
     })
   }
 
   /** `onLost`: the connection broke — a leader has lost its lock and must stop leading. */
   static async connect(url: string, log: Logger, onLost: (error: Error) => void): Promise<ClusterLink> {
-    const client = new pg.Client({ connectionString: url, application_name: "steward-cluster" })
+    // Keep-alive: a connection dropped in between (NAT, proxy) is noticed, not held open forever.
+    const client = new pg.Client({ connectionString: url, application_name: "steward-cluster", keepAlive: true })
     const pool = new pg.Pool({ connectionString: url, max: 2, application_name: "steward-notify" })
     pool.on("error", (error) => log.warn({ err: error }, "cluster: a notify connection failed"))
     await client.connect()
@@ -47,6 +54,15 @@ export class ClusterLink {
   async tryLead(): Promise<boolean> {
     const { rows } = await this.client.query<{ locked: boolean }>("SELECT pg_try_advisory_lock($1::bigint) AS locked", [LEADER_LOCK.toString()])
     return rows[0]!.locked
+  }
+
+  /** Whether this connection still holds the leader lock (a leader checks at every beat). */
+  async holdsLead(): Promise<boolean> {
+    const { rows } = await this.client.query<{ held: boolean }>(
+      "SELECT EXISTS (SELECT 1 FROM pg_locks WHERE pid = pg_backend_pid() AND locktype = 'advisory' AND objsubid = 1 AND granted AND ((classid::int8 << 32) | objid::int8) = $1::int8) AS held",
+      [LEADER_LOCK.toString()],
+    )
+    return rows[0]!.held
   }
 
   /** Holds this process's own lock for as long as this connection lives: the moment the process

@@ -46,6 +46,8 @@ export class Membership {
       log: Logger
       /** This process just took the leader lock (called once; the heartbeat goes on beside it). */
       onLeader: () => void
+      /** This process led and no longer holds the lock. */
+      onLost: (error: Error) => void
     },
   ) {}
 
@@ -72,6 +74,12 @@ export class Membership {
     await this.write()
   }
 
+  /** Whether this process is alive now (checked afresh: a process may have started since a
+   *  snapshot of `alive()` was taken). */
+  async isAlive(id: string): Promise<boolean> {
+    return (await this.alive()).has(id)
+  }
+
   /** The ids of the processes connected and seen within the lease (this one always). */
   async alive(): Promise<Set<string>> {
     const cutoff = Date.now() - this.deps.leaseMs
@@ -91,11 +99,17 @@ export class Membership {
     this.beating = this.beating.then(async () => {
       try {
         if (!this.leading && (await this.deps.link.tryLead())) {
+          // Leading starts with the lock, whatever becomes of the record's write below.
           this.leading = true
-          await this.write()
           this.deps.log.info({ process: this.id }, "cluster: this process leads")
           this.deps.onLeader()
-        } else await this.write()
+        } else if (this.leading && !(await this.deps.link.holdsLead())) {
+          // The connection was replaced under it (dropped by something in between): another
+          // process may lead by now, so this one must stop at once.
+          this.deps.onLost(new Error("the leader lock is no longer held"))
+          return
+        }
+        await this.write()
         if (this.leading) await this.forgetDead()
       } catch (error) {
         this.deps.log.warn({ err: error }, "cluster: heartbeat failed")

@@ -32,6 +32,8 @@ export class ClusterNode {
   private host: TaskHost | undefined
   private claimers: Array<Claimer<TaskJob>> = []
   private leading: Promise<void> | undefined
+  /** This process leads and its Supervisor has started: the leader's parts are used here. */
+  private ready = false
   private stopping = false
 
   private constructor(
@@ -52,7 +54,7 @@ export class ClusterNode {
     let node: ClusterNode | undefined
     const link = await ClusterLink.connect(url, log, (error) => node?.lost(error))
     const boss = await startBoss(url, config.cluster.leaseSeconds, log)
-    const membership = new Membership({ records: store.cluster, link, leaseMs, log, onLeader: () => node?.lead() })
+    const membership = new Membership({ records: store.cluster, link, leaseMs, log, onLeader: () => node?.lead(), onLost: (error) => node?.lost(error) })
     const calls = new LeaderCalls(boss, link, log)
     await calls.start()
     const remote = new RemoteRuns({ store, boss, link, membership, config, log, stopping: () => node?.stopping ?? false })
@@ -74,12 +76,14 @@ export class ClusterNode {
   async start(supervisor: Supervisor, onLeader: () => Promise<void>): Promise<void> {
     this.supervisor = supervisor
     this.onLeader = onLeader
-    const runner = supervisor.runner(routedCapabilities(supervisor.capabilities, this.calls, () => this.leads))
+    // Until its Supervisor has started (recovery), a new leader reaches it through leader calls
+    // too: they wait in the queue and are served once it is ready.
+    const runner = supervisor.runner(routedCapabilities(supervisor.capabilities, this.calls, () => this.ready))
     const host = new TaskHost({ store: this.store, boss: this.boss, link: this.link, membership: this.membership, config: this.config, log: this.log, runner: () => runner, refresh: () => supervisor.profiles.load() })
     this.host = host
     await this.link.listen(CANCEL_CHANNEL, (payload) => {
       const { id, reason } = JSON.parse(payload) as { id: string; reason: string }
-      host.cancel(id, reason)
+      host.cancel(id, String(reason))
     })
     this.claimers = Object.values(TASK_QUEUES).map((queue) => new Claimer<TaskJob>(this.boss, queue, this.config.workerConcurrency, (job) => host.handle(queue, job), this.log))
     await this.link.listen(WORK_CHANNEL, () => this.claimers.forEach((claimer) => claimer.wake()))
@@ -93,20 +97,14 @@ export class ClusterNode {
   /** An inbound message that reached this process: the Supervisor's gate takes it here when
    *  this process leads, else the leader does. */
   async take(message: InboundMessage): Promise<InboundOutcome | void> {
-    if (this.leads && this.leading) {
-      await this.leading
-      return this.supervisor!.gate.take(message)
-    }
+    if (this.ready) return this.supervisor!.gate.take(message)
     const packed = await packInbound(message, join(this.config.dataDir, "inbound"), this.config.attachments.maxBytes)
     return this.calls.call<InboundOutcome>("inbound", [packed], { waitMs: INBOUND_WAIT_MS })
   }
 
   /** A hook's event, raised by the leader's scheduler. */
   async raise(name: string): Promise<void> {
-    if (this.leads && this.leading) {
-      await this.leading
-      return this.supervisor!.scheduler.raise(name)
-    }
+    if (this.ready) return this.supervisor!.scheduler.raise(name)
     await this.calls.call("raise", [name], { waitMs: INBOUND_WAIT_MS })
   }
 
@@ -120,7 +118,11 @@ export class ClusterNode {
    *  next leader. Then the app stops the Supervisor, then `stop()`. */
   async stopWork(): Promise<void> {
     this.stopping = true
+    this.ready = false
     this.host?.stop()
+    // Calls in hand go back to the queue for the next leader (an approval waits there), before
+    // the Supervisor that answers them stops.
+    await this.calls.stop()
     await Promise.all(this.claimers.map((claimer) => claimer.stop()))
   }
 
@@ -128,7 +130,6 @@ export class ClusterNode {
   async stop(): Promise<void> {
     await this.stopWork()
     this.remote.stop()
-    await this.calls.stop()
     await this.membership.stop()
     await this.boss.stop({ graceful: false, wait: true }).catch((error: unknown) => this.log.warn({ err: error }, "cluster: could not stop the job queue"))
     await this.link.close()
@@ -141,7 +142,8 @@ export class ClusterNode {
     this.leading = (async () => {
       await supervisor.start()
       await this.remote.start()
-      await this.calls.serve(leaderHandlers(supervisor.capabilities, (message) => supervisor.gate.take(message), (name) => supervisor.scheduler.raise(name)))
+      await this.calls.serve(leaderHandlers(supervisor.capabilities, (message) => supervisor.gate.take(message), (name) => supervisor.scheduler.raise(name), this.calls.stopSignal))
+      this.ready = true
       await this.onLeader()
     })()
     this.leading.catch((error: unknown) => this.onFatal(new Error(`could not take up leading: ${errorText(error)}`)))

@@ -7,6 +7,7 @@ import { runOf } from "../supervisor/task-records.ts"
 /** pg-boss queues: one per task role, and the calls followers make to the leader. */
 export const TASK_QUEUES = { planner: "steward-planner", worker: "steward-worker" } as const
 export const CALL_QUEUE = "steward-calls"
+const MAX_EXPIRE_SECONDS = 24 * 3600 - 1
 
 /** What a task's job carries: the run it is (TaskRecord.runs; the task record is read from the store). */
 export interface TaskJob {
@@ -54,7 +55,8 @@ export async function dispatchTask(boss: PgBoss, task: TaskRecord, timeoutSecond
     priority: task.priority,
     // A lost run is retried by the leader as a new attempt (a new job), never by pg-boss.
     retryLimit: 0,
-    expireInSeconds: Math.max(1, Math.ceil(timeoutSeconds + leaseSeconds)),
+    // pg-boss refuses 24 h or more; the leader follows the claim, not the job's expiry.
+    expireInSeconds: Math.min(MAX_EXPIRE_SECONDS, Math.max(1, Math.ceil(timeoutSeconds + leaseSeconds))),
   })
 }
 
@@ -70,6 +72,7 @@ export class Claimer<T extends object> {
   private stopped = false
   private timer: NodeJS.Timeout | undefined
   private readonly inflight = new Set<Promise<void>>()
+  private filling: Promise<void> = Promise.resolve()
 
   constructor(
     private readonly boss: PgBoss,
@@ -96,13 +99,15 @@ export class Claimer<T extends object> {
       this.again = true
       return
     }
-    void this.fill()
+    this.filling = this.fill()
   }
 
-  /** Takes nothing more; waits for the jobs in hand. */
+  /** Takes nothing more; waits for a fetch under way (its jobs are handed over like any) and
+   *  the jobs in hand. */
   async stop(): Promise<void> {
     this.stopped = true
     clearInterval(this.timer)
+    await this.filling
     await Promise.allSettled(this.inflight)
   }
 

@@ -2,6 +2,7 @@ import type { LoopOutcome } from "../agent/loop.ts"
 import { errorText } from "../core/errors.ts"
 import type { TaskRecord, ToolSummary } from "../core/types.ts"
 import { claimId } from "../store/cluster-records.ts"
+import type { ClaimRecord } from "../store/records.ts"
 import { HandedOver, Interrupted, runOf, TimedOut } from "../supervisor/task-records.ts"
 import type { NodeParts } from "./membership.ts"
 import { dispatchTask, jobIdOf, TASK_QUEUES } from "./queues.ts"
@@ -40,7 +41,7 @@ export class RemoteRuns {
   /** Starts following claims, progress and lost runs (once this process leads). */
   async start(): Promise<void> {
     const { link } = this.deps
-    await link.listen(CLAIMS_CHANNEL, (id) => void this.check(id))
+    await link.listen(CLAIMS_CHANNEL, (id) => void this.check(id).catch((error: unknown) => this.deps.log.warn({ err: error }, "cluster: could not read a run's claim")))
     await link.listen(PROGRESS_CHANNEL, (payload) => this.progress(payload))
     this.timer = setInterval(() => void this.tick(), Math.min(LIVENESS_TICK_MS, this.deps.config.cluster.leaseSeconds * 500))
     this.timer.unref()
@@ -53,24 +54,39 @@ export class RemoteRuns {
   readonly run = (task: TaskRecord, signal: AbortSignal, onTool: (summary: ToolSummary) => void): Promise<LoopOutcome> => {
     const id = claimId(task.id, runOf(task))
     const outcome = new Promise<LoopOutcome>((resolve, reject) => this.waiting.set(id, { task, sentAt: Date.now(), resolve, reject, onTool }))
-    signal.addEventListener(
-      "abort",
-      () => {
-        if (!this.waiting.has(id)) return
-        // A leader that stops leaves the run to go on; its successor follows it (recovery.ts).
-        if (this.deps.stopping()) return this.finish(id, (waiter) => waiter.reject(new HandedOver("left to the next leader")))
-        void this.deps.link.notify(CANCEL_CHANNEL, JSON.stringify({ id, reason: errorText(signal.reason) })).catch(() => {})
-        this.finish(id, (waiter) => waiter.reject(signal.reason))
-      },
-      { once: true },
-    )
-    const seconds = task.timeout ?? this.deps.config.timeouts[task.role as "planner" | "worker"]
-    dispatchTask(this.deps.boss, task, seconds, this.deps.config.cluster.leaseSeconds)
-      .then(() => this.deps.link.notify("steward_work", task.role))
-      // Taken over from another leader: the run may have ended already.
-      .then(() => this.check(id))
-      .catch((error: unknown) => this.finish(id, (waiter) => waiter.reject(error)))
+    const aborted = () => {
+      if (!this.waiting.has(id)) return
+      // A leader that stops leaves the run to go on; its successor follows it (recovery.ts).
+      if (this.deps.stopping()) return this.finish(id, (waiter) => waiter.reject(new HandedOver("left to the next leader")))
+      void this.deps.link.notify(CANCEL_CHANNEL, JSON.stringify({ id, reason: errorText(signal.reason) })).catch(() => {})
+      this.finish(id, (waiter) => waiter.reject(signal.reason))
+    }
+    // Aborted already (a stop while the board wrote the task running): no event would come.
+    if (signal.aborted) {
+      aborted()
+      return outcome
+    }
+    signal.addEventListener("abort", aborted, { once: true })
+    void this.dispatch(id, task)
     return outcome
+  }
+
+  /** Queues the run. Only a failed send interrupts it (the board queues it again, counted, so a
+   *  database that stays down fails the task in the end); the wake-up and the first look are
+   *  made up for by the sweep. */
+  private async dispatch(id: string, task: TaskRecord): Promise<void> {
+    try {
+      await dispatchTask(this.deps.boss, task, this.timeoutOf(task), this.deps.config.cluster.leaseSeconds)
+    } catch (error) {
+      return this.finish(id, (waiter) => waiter.reject(new Interrupted(`it could not be queued: ${errorText(error)}`, true)))
+    }
+    await this.deps.link.notify("steward_work", task.role).catch((error: unknown) => this.deps.log.warn({ err: error }, "cluster: could not announce a queued task"))
+    // Taken over from another leader: the run may have ended already.
+    await this.check(id).catch((error: unknown) => this.deps.log.warn({ err: error }, "cluster: could not read a run's claim"))
+  }
+
+  private timeoutOf(task: TaskRecord): number {
+    return task.timeout ?? this.deps.config.timeouts[task.role as "planner" | "worker"]
   }
 
   private async check(id: string): Promise<void> {
@@ -105,10 +121,21 @@ export class RemoteRuns {
     for (const [id, waiter] of [...this.waiting]) {
       const claim = await this.deps.store.cluster.claim(id)
       if (claim && claim.status !== "running") await this.check(id)
-      else if (claim && !alive.has(claim.holder)) this.finish(id, (w) => w.reject(new Interrupted(`the process running it (${claim.holder}) died`, true)))
+      // Asked again for this holder: it may have started after `alive` was read.
+      else if (claim && !alive.has(claim.holder) && !(await this.deps.membership.isAlive(claim.holder))) await this.lose(id, claim, `the process running it (${claim.holder}) died`)
+      // Its holder's word on the end never came (a write that kept failing): timed out.
+      else if (claim && Date.now() - Date.parse(claim.startedAt) > (this.timeoutOf(waiter.task) * 1000 + 2 * leaseMs)) this.finish(id, (w) => w.reject(new TimedOut(`timed out after ${this.timeoutOf(waiter.task)} s`)))
       else if (!claim && Date.now() - waiter.sentAt > leaseMs && (await this.lostJob(waiter.task, leaseMs))) this.finish(id, (w) => w.reject(new Interrupted("its job was taken but never started", true)))
     }
     await this.deps.store.cluster.pruneClaims(Date.now() - CLAIMS_KEPT_MS)
+  }
+
+  /** A run whose holder died: closed (so it is pruned like any ended claim; a holder that was
+   *  alive after all is told to stop) and interrupted, which queues the task again. */
+  private async lose(id: string, claim: ClaimRecord, why: string): Promise<void> {
+    await this.deps.store.cluster.saveClaim({ ...claim, status: "failed", error: why, endedAt: new Date().toISOString() })
+    await this.deps.link.notify(CANCEL_CHANNEL, JSON.stringify({ id, reason: why })).catch(() => {})
+    this.finish(id, (waiter) => waiter.reject(new Interrupted(why, true)))
   }
 
   /** A job taken (active) for longer than the lease without a claim: its taker died before it

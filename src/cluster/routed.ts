@@ -15,8 +15,9 @@ const APPROVAL_EXPIRE_SECONDS = 700
  *  the abort signal stays with the run that made the call. */
 type PlainCaller = Omit<Caller, "abort">
 const plain = ({ role, agent, conversation, user, sessionId, callId, fresh, taskId }: Caller): PlainCaller => ({ role, agent, conversation, user, sessionId, callId, fresh, taskId })
-/** On the leader, a call from elsewhere is not aborted by its caller's run. */
-const revive = (caller: PlainCaller): Caller => ({ ...caller, abort: new AbortController().signal })
+/** On the leader, a call from elsewhere ends with the leader's serving (`stop`), not with its
+ *  caller's run. */
+const reviveWith = (caller: PlainCaller, stop: AbortSignal): Caller => ({ ...caller, abort: stop })
 /** ask_user's "no answer yet" cannot travel as a symbol. */
 const AWAITING = { awaiting: true } as const
 
@@ -26,33 +27,35 @@ const AWAITING = { awaiting: true } as const
  * memory, history, notes and files are the same from every process.
  */
 export function routedCapabilities(local: Capabilities, calls: LeaderCalls, leads: () => boolean): Capabilities {
-  const via = async <T>(here: () => Promise<T>, method: string, args: unknown[], expireSeconds?: number): Promise<T> => (leads() ? here() : ((await calls.call<T>(method, args, { expireSeconds })) as T))
+  const via = async <T>(here: () => Promise<T>, method: string, args: unknown[], signal: AbortSignal, expireSeconds?: number): Promise<T> =>
+    leads() ? here() : ((await calls.call<T>(method, args, { expireSeconds, signal })) as T)
   return {
     ...local,
     tasks: {
-      delegate: (caller, request) => via(() => local.tasks.delegate(caller, request), "delegate", [plain(caller), request]),
-      listTasks: (caller, filter) => via(() => local.tasks.listTasks(caller, filter), "listTasks", [plain(caller), filter]),
-      cancelTask: (caller, taskId) => via(() => local.tasks.cancelTask(caller, taskId), "cancelTask", [plain(caller), taskId]),
+      delegate: (caller, request) => via(() => local.tasks.delegate(caller, request), "delegate", [plain(caller), request], caller.abort),
+      listTasks: (caller, filter) => via(() => local.tasks.listTasks(caller, filter), "listTasks", [plain(caller), filter], caller.abort),
+      cancelTask: (caller, taskId) => via(() => local.tasks.cancelTask(caller, taskId), "cancelTask", [plain(caller), taskId], caller.abort),
     },
-    schedules: { schedule: (caller, request) => via(() => local.schedules.schedule(caller, request), "schedule", [plain(caller), request]) },
+    schedules: { schedule: (caller, request) => via(() => local.schedules.schedule(caller, request), "schedule", [plain(caller), request], caller.abort) },
     questions: {
       ask: async (caller, question) => {
         if (leads()) return local.questions.ask(caller, question)
-        const answer = await calls.call<Answer | typeof AWAITING>("ask", [plain(caller), question])
+        const answer = await calls.call<Answer | typeof AWAITING>("ask", [plain(caller), question], { signal: caller.abort })
         return !answer || "awaiting" in answer ? AWAIT_ANSWER : answer
       },
-      approve: (caller, tool, pattern) => via(() => local.questions.approve(caller, tool, pattern), "approve", [plain(caller), tool, pattern], APPROVAL_EXPIRE_SECONDS),
+      approve: (caller, tool, pattern) => via(() => local.questions.approve(caller, tool, pattern), "approve", [plain(caller), tool, pattern], caller.abort, APPROVAL_EXPIRE_SECONDS),
     },
     replies: {
-      reply: (caller, text) => via(() => local.replies.reply(caller, text), "reply", [plain(caller), text]),
-      sendFile: (caller, file, caption) => via(() => local.replies.sendFile(caller, file, caption), "sendFile", [plain(caller), file, caption]),
+      reply: (caller, text) => via(() => local.replies.reply(caller, text), "reply", [plain(caller), text], caller.abort),
+      sendFile: (caller, file, caption) => via(() => local.replies.sendFile(caller, file, caption), "sendFile", [plain(caller), file, caption], caller.abort),
     },
   }
 }
 
 /** The leader's side of the calls above, and of the inbound messages and hook events other
  *  processes take in. */
-export function leaderHandlers(local: Capabilities, take: (message: InboundMessage) => Promise<InboundOutcome | void>, raise: (name: string) => Promise<void>): CallHandlers {
+export function leaderHandlers(local: Capabilities, take: (message: InboundMessage) => Promise<InboundOutcome | void>, raise: (name: string) => Promise<void>, stop: AbortSignal): CallHandlers {
+  const revive = (caller: PlainCaller) => reviveWith(caller, stop)
   return {
     delegate: (caller: PlainCaller, request: Parameters<Capabilities["tasks"]["delegate"]>[1]) => local.tasks.delegate(revive(caller), request),
     listTasks: (caller: PlainCaller, filter: Parameters<Capabilities["tasks"]["listTasks"]>[1]) => local.tasks.listTasks(revive(caller), filter),

@@ -14,6 +14,8 @@ export const PROGRESS_CHANNEL = "steward_progress"
 export const CANCEL_CHANNEL = "steward_cancel"
 /** Postgres refuses a notification payload over 8000 bytes. */
 const MAX_PAYLOAD = 7900
+/** Tries at the write of a run's end (backing off to 10 s: about a minute and a half in all). */
+const END_WRITE_ATTEMPTS = 12
 
 /** Why a run of this process was cut short by its own stop: the claim is released, not failed. */
 class Stopping extends Error {}
@@ -27,6 +29,7 @@ class Stopping extends Error {}
 export class TaskHost {
   private readonly runs = new Map<string, AbortController>()
   private readonly sessions: Sessions
+  private stopped = false
 
   constructor(
     private readonly deps: NodeParts & {
@@ -56,6 +59,7 @@ export class TaskHost {
   /** Cuts every run short: their claims are released, so the leader queues them again without
    *  counting the attempt. */
   stop(): void {
+    this.stopped = true
     for (const controller of this.runs.values()) controller.abort(new Stopping("Steward is stopping"))
   }
 
@@ -67,14 +71,17 @@ export class TaskHost {
     if (task?.status !== "running" || runOf(task) !== attempt) return
     const claim: ClaimRecord = { id, taskId, attempt, holder: membership.id, startedAt: new Date().toISOString(), status: "running" }
     await store.cluster.saveClaim(claim)
-    await membership.started(task, attempt)
     const controller = new AbortController()
     this.runs.set(id, controller)
+    // A job taken while this process stops is handed back at once.
+    if (this.stopped) controller.abort(new Stopping("Steward is stopping"))
     // The run is timed where it runs: time spent waiting in the queue does not count.
     const seconds = task.timeout ?? this.deps.config.timeouts[task.role as "planner" | "worker"]
     const timer = setTimeout(() => controller.abort(new TimedOut(`timed out after ${seconds} s`)), seconds * 1000)
     let end: Pick<ClaimRecord, "status" | "result" | "error" | "timedOut">
     try {
+      controller.signal.throwIfAborted()
+      await membership.started(task, attempt)
       if (!membership.isLeader) await this.deps.refresh()
       const session = await this.sessions.open(sessionOf(task))
       const outcome = await this.deps.runner().runTask(task, session, controller.signal, (summary) => this.progress(taskId, summary))
@@ -87,9 +94,23 @@ export class TaskHost {
       this.runs.delete(id)
       this.sessions.forget(task.sessionId)
     }
-    await store.cluster.saveClaim({ ...claim, ...end, endedAt: new Date().toISOString() })
-    await membership.ended(taskId, attempt)
+    await this.recordEnd({ ...claim, ...end, endedAt: new Date().toISOString() })
+    await membership.ended(taskId, attempt).catch((error: unknown) => log.warn({ err: error }, "cluster: could not update this process's record"))
     await this.deps.link.notify(CLAIMS_CHANNEL, id).catch((error: unknown) => log.warn({ err: error }, "cluster: could not announce a run's end"))
+  }
+
+  /** The run's end is what the leader waits for: a failed write is tried again (a database
+   *  blip), for as long as the task's timeout would let the leader wait anyway. */
+  private async recordEnd(claim: ClaimRecord): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.deps.store.cluster.saveClaim(claim)
+      } catch (error) {
+        if (attempt >= END_WRITE_ATTEMPTS) throw error
+        this.deps.log.warn({ err: error, claim: claim.id, attempt }, "cluster: could not record a run's end; trying again")
+        await new Promise((resolve) => setTimeout(resolve, Math.min(10_000, 200 * 2 ** attempt)))
+      }
+    }
   }
 
   private progress(taskId: string, summary: ToolSummary): void {

@@ -212,4 +212,13 @@ describe("several processes on one Postgres", () => {
     await eventually(async () => (await store.cluster.claim(`${running.id}:1`))?.status === "failed", 5000)
     expect(server!.requests.filter((req) => req.role === "worker")).toHaveLength(2)
   })
+
+  it("settles a run whose task was cancelled before it was handed over (no abort event comes then)", async () => {
+    await cluster(replying("hi"), 1)
+    await waitFor(() => leaders().length === 1, 10_000)
+    const controller = new AbortController()
+    controller.abort(new Error("cancelled before it was queued"))
+    const task = { ...newTask({ conversation: "test:c1", user: "test:u1", sessionId: newId() }, "test:aborted", "worker", "default"), status: "running" as const, attempts: 1, runs: 1 }
+    await expect(nodes[0]!.app.cluster!.runTask(task, controller.signal, () => {})).rejects.toThrow("cancelled before it was queued")
+  })
 })
