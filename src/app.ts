@@ -33,8 +33,11 @@ export interface App {
   cluster?: ClusterNode
   /** Whether this process runs the channel now (in a cluster, an exclusive one runs in the leader only). */
   runsHere(channel: Channel): boolean
-  /** Takes nothing new in (channels, hooks, triggers) while what is under way goes on. */
+  /** Takes nothing new in (channels, hooks, triggers, in a cluster tasks) while what is under way goes on. */
   stopInput(): Promise<void>
+  /** Resolves once nothing is queued, running or unsent here (the Supervisor's work and, in a
+   *  cluster, the tasks this process runs). */
+  idle(): Promise<void>
   stop(): Promise<void>
 }
 
@@ -106,6 +109,10 @@ export async function startApp(
       for (const channel of channels) await channel.stop()
       await hooks?.stop()
       await running.scheduler.stop()
+      cluster?.stopClaiming()
+    },
+    async idle() {
+      await Promise.all([running.idle(), cluster?.idle()])
     },
     async stop() {
       await hooks?.stop()

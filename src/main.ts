@@ -45,7 +45,7 @@ function shutdown(why: string, graceMs: number): Promise<void> {
         log.info({ graceMs }, "taking no new input; waiting for the work under way")
         const cut = new AbortController()
         graceCut = () => cut.abort()
-        await Promise.race([app.supervisor.idle(), sleep(graceMs, undefined, { signal: cut.signal }).catch(() => {})])
+        await Promise.race([app.idle(), sleep(graceMs, undefined, { signal: cut.signal }).catch(() => {})])
         cut.abort()
         await app.stop()
       }

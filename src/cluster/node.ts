@@ -108,9 +108,14 @@ export class ClusterNode {
     await this.calls.call("raise", [name], { waitMs: INBOUND_WAIT_MS })
   }
 
-  /** Tasks this process runs now. */
-  get hosting(): number {
-    return this.claimers.reduce((sum, claimer) => sum + claimer.inHand, 0)
+  /** A graceful stop begins: no more tasks are claimed here; those in hand go on. */
+  stopClaiming(): void {
+    for (const claimer of this.claimers) claimer.pause()
+  }
+
+  /** Resolves once the tasks this process runs have ended (after stopClaiming). */
+  async idle(): Promise<void> {
+    await Promise.all(this.claimers.map((claimer) => claimer.drained()))
   }
 
   /** Claims nothing more and hands the runs in hand back (released: the next run of each does

@@ -102,13 +102,23 @@ export class Claimer<T extends object> {
     this.filling = this.fill()
   }
 
+  /** Takes nothing more; the jobs in hand go on. */
+  pause(): void {
+    this.stopped = true
+    clearInterval(this.timer)
+  }
+
+  /** Resolves once no job is in hand (after `pause`, once those in hand ended). */
+  async drained(): Promise<void> {
+    await this.filling
+    await Promise.allSettled(this.inflight)
+  }
+
   /** Takes nothing more; waits for a fetch under way (its jobs are handed over like any) and
    *  the jobs in hand. */
   async stop(): Promise<void> {
-    this.stopped = true
-    clearInterval(this.timer)
-    await this.filling
-    await Promise.allSettled(this.inflight)
+    this.pause()
+    await this.drained()
   }
 
   private async fill(): Promise<void> {

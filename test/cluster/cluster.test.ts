@@ -221,4 +221,27 @@ describe("several processes on one Postgres", () => {
     const task = { ...newTask({ conversation: "test:c1", user: "test:u1", sessionId: newId() }, "test:aborted", "worker", "default"), status: "running" as const, attempts: 1, runs: 1 }
     await expect(nodes[0]!.app.cluster!.runTask(task, controller.signal, () => {})).rejects.toThrow("cancelled before it was queued")
   })
+
+  it("lets a process that stops gracefully finish the tasks it runs, taking no new ones", async () => {
+    await cluster(chain(slowEcho(300)), 2)
+    await waitFor(() => leaders().length === 1, 10_000)
+    const leader = leaders()[0]!
+    const follower = nodes.find((node) => node !== leader)!
+    // Only the follower claims tasks here.
+    leader.app.cluster!.stopClaiming()
+    await leader.channel.say("finish me")
+    const store = leader.app.store
+    const worker = async () => (await store.tasks()).find((task) => task.role === "worker")
+    await eventually(async () => (await worker())?.status === "running", 10_000)
+    const id = (await worker())!.id
+    await eventually(async () => (await store.cluster.claim(`${id}:1`)) !== undefined, 10_000)
+    await follower.app.stopInput()
+    await follower.app.idle()
+    expect(await store.cluster.claim(`${id}:1`)).toMatchObject({ status: "done", holder: follower.app.cluster!.membership.id })
+    await follower.app.stop()
+    nodes = nodes.filter((node) => node !== follower)
+    await waitFor(() => allSent().length >= 1, 10_000)
+    expect(allSent().map((m) => m.text)).toEqual(["Result: echo finish me"])
+    expect(await worker()).toMatchObject({ status: "completed", attempts: 1 })
+  })
 })
