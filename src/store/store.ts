@@ -51,7 +51,6 @@ export class Store implements HistoryReader {
 
   /** The cluster's own records (processes, task claims). */
   readonly cluster: ClusterRecords
-
   constructor(private readonly backend: Backend) {
     this.cluster = new ClusterRecords(backend)
   }
