@@ -3,12 +3,12 @@ import type { Logger } from "pino"
 import { errorText } from "../core/errors.ts"
 import { ToolError } from "../tool/tool.ts"
 import type { ClusterLink } from "./link.ts"
-import { CALL_QUEUE, Claimer } from "./queues.ts"
+import { CALL_QUEUE, Claimer, WAIT_QUEUE } from "./queues.ts"
 
 const CALL_CHANNEL = "steward_call"
 const DONE_CHANNEL = "steward_call_done"
-/** Calls in hand at once on the leader: an approval waits for the user in its slot. */
-const SERVED_AT_ONCE = 64
+/** Calls in hand at once on the leader, by queue: one that waits for a user holds its slot. */
+const SERVED_AT_ONCE: Record<string, number> = { [CALL_QUEUE]: 64, [WAIT_QUEUE]: 1000 }
 
 /** What a call's job ends with. A handler's error ends the call (a ToolError stays one for the
  *  model that made it); only a leader dying in the middle makes pg-boss try it again. */
@@ -28,7 +28,7 @@ export type CallHandlers = Record<string, (...args: never[]) => Promise<unknown>
  */
 export class LeaderCalls {
   private readonly waiters = new Map<string, () => void>()
-  private server: Claimer<{ method: string; args: unknown[] }> | undefined
+  private servers: Array<Claimer<{ method: string; args: unknown[] }>> = []
   private readonly stopping = new AbortController()
 
   constructor(
@@ -47,8 +47,9 @@ export class LeaderCalls {
    * may take before the call counts as lost with it (and is tried again); `waitMs`: give up
    * waiting after this long and resolve `undefined` — the call stays queued and will be made.
    */
-  async call<T>(method: string, args: unknown[], { expireSeconds = 60, waitMs, signal }: { expireSeconds?: number; waitMs?: number; signal?: AbortSignal } = {}): Promise<T | undefined> {
-    const id = await this.boss.send(CALL_QUEUE, { method, args }, { retryLimit: 3, retryDelay: 1, expireInSeconds: expireSeconds })
+  async call<T>(method: string, args: unknown[], { expireSeconds = 60, waitMs, signal, waitsForUser = false }: { expireSeconds?: number; waitMs?: number; signal?: AbortSignal; waitsForUser?: boolean } = {}): Promise<T | undefined> {
+    const queue = waitsForUser ? WAIT_QUEUE : CALL_QUEUE
+    const id = await this.boss.send(queue, { method, args }, { retryLimit: 3, retryDelay: 1, expireInSeconds: expireSeconds })
     if (!id) throw new Error(`the call ${method} was not queued`)
     await this.link.notify(CALL_CHANNEL, method).catch(() => {})
     const deadline = waitMs === undefined ? Infinity : Date.now() + waitMs
@@ -63,7 +64,7 @@ export class LeaderCalls {
           // A missed notification costs at most a second.
           setTimeout(resolve, Math.min(1000, Math.max(0, deadline - Date.now()))).unref()
         })
-        const job = await this.boss.getJobById<unknown>(CALL_QUEUE, id, { includeArchive: true })
+        const job = await this.boss.getJobById<unknown>(queue, id, { includeArchive: true })
         if (job?.state === "completed") return answer<T>(job.output as CallOutput)
         if (!job || job.state === "failed" || job.state === "cancelled") throw new Error(`the leader could not take the call ${method}`)
         if (Date.now() >= deadline) return undefined
@@ -83,18 +84,17 @@ export class LeaderCalls {
 
   /** On the leader: takes calls and answers them with `handlers`. */
   async serve(handlers: CallHandlers): Promise<void> {
-    const server = new Claimer<{ method: string; args: unknown[] }>(this.boss, CALL_QUEUE, SERVED_AT_ONCE, (job) => this.answer(job, handlers), this.log)
-    this.server = server
-    await this.link.listen(CALL_CHANNEL, () => server.wake())
-    server.start()
+    this.servers = [CALL_QUEUE, WAIT_QUEUE].map((queue) => new Claimer<{ method: string; args: unknown[] }>(this.boss, queue, SERVED_AT_ONCE[queue], (job) => this.answer(queue, job, handlers), this.log))
+    await this.link.listen(CALL_CHANNEL, () => this.servers.forEach((server) => server.wake()))
+    for (const server of this.servers) server.start()
   }
 
   async stop(): Promise<void> {
     this.stopping.abort(new Error("this process no longer serves leader calls"))
-    await this.server?.stop()
+    await Promise.all(this.servers.map((server) => server.stop()))
   }
 
-  private async answer(job: PgBoss.Job<{ method: string; args: unknown[] }>, handlers: CallHandlers): Promise<void> {
+  private async answer(queue: string, job: PgBoss.Job<{ method: string; args: unknown[] }>, handlers: CallHandlers): Promise<void> {
     const handler = handlers[job.data.method] as ((...args: unknown[]) => Promise<unknown>) | undefined
     let output: CallOutput
     try {
@@ -102,10 +102,10 @@ export class LeaderCalls {
       output = { value: await handler(...job.data.args) }
     } catch (error) {
       // Cut short by this process's stop: failed, so pg-boss retries it with the next leader.
-      if (this.stopping.signal.aborted) return void (await this.boss.fail(CALL_QUEUE, job.id).catch(() => {}))
+      if (this.stopping.signal.aborted) return void (await this.boss.fail(queue, job.id).catch(() => {}))
       output = { error: errorText(error), toolError: error instanceof ToolError }
     }
-    await this.boss.complete(CALL_QUEUE, job.id, output as object)
+    await this.boss.complete(queue, job.id, output as object)
     await this.link.notify(DONE_CHANNEL, job.id).catch(() => {})
   }
 }

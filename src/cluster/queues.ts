@@ -7,6 +7,9 @@ import { runOf } from "../supervisor/task-records.ts"
 /** pg-boss queues: one per task role, and the calls followers make to the leader. */
 export const TASK_QUEUES = { planner: "steward-planner", worker: "steward-worker" } as const
 export const CALL_QUEUE = "steward-calls"
+/** Calls that wait for a user (an approval, a question), apart: a slot each for minutes must not
+ *  hold up the calls that answer them (a button press taken in by another process). */
+export const WAIT_QUEUE = "steward-calls-waiting"
 const MAX_EXPIRE_SECONDS = 24 * 3600 - 1
 
 /** What a task's job carries: the run it is (TaskRecord.runs; the task record is read from the store). */
@@ -29,7 +32,7 @@ export async function startBoss(url: string, leaseSeconds: number, log: Logger):
   const boss = new PgBoss({ connectionString: url, max: 4, application_name: "steward-queue", schedule: false, supervise: true, maintenanceIntervalSeconds: Math.max(1, leaseSeconds) })
   boss.on("error", (error) => log.warn({ err: error }, "cluster: job queue error"))
   await boss.start()
-  for (const name of [...Object.values(TASK_QUEUES), CALL_QUEUE]) await createQueueOnce(boss, name)
+  for (const name of [...Object.values(TASK_QUEUES), CALL_QUEUE, WAIT_QUEUE]) await createQueueOnce(boss, name)
   return boss
 }
 

@@ -27,8 +27,8 @@ const AWAITING = { awaiting: true } as const
  * memory, history, notes and files are the same from every process.
  */
 export function routedCapabilities(local: Capabilities, calls: LeaderCalls, leads: () => boolean): Capabilities {
-  const via = async <T>(here: () => Promise<T>, method: string, args: unknown[], signal: AbortSignal, expireSeconds?: number): Promise<T> =>
-    leads() ? here() : ((await calls.call<T>(method, args, { expireSeconds, signal })) as T)
+  const via = async <T>(here: () => Promise<T>, method: string, args: unknown[], signal: AbortSignal, waiting?: { expireSeconds: number; waitsForUser: true }): Promise<T> =>
+    leads() ? here() : ((await calls.call<T>(method, args, { ...waiting, signal })) as T)
   return {
     ...local,
     tasks: {
@@ -40,10 +40,10 @@ export function routedCapabilities(local: Capabilities, calls: LeaderCalls, lead
     questions: {
       ask: async (caller, question) => {
         if (leads()) return local.questions.ask(caller, question)
-        const answer = await calls.call<Answer | typeof AWAITING>("ask", [plain(caller), question], { signal: caller.abort })
+        const answer = await calls.call<Answer | typeof AWAITING>("ask", [plain(caller), question], { signal: caller.abort, waitsForUser: true })
         return !answer || "awaiting" in answer ? AWAIT_ANSWER : answer
       },
-      approve: (caller, tool, pattern) => via(() => local.questions.approve(caller, tool, pattern), "approve", [plain(caller), tool, pattern], caller.abort, APPROVAL_EXPIRE_SECONDS),
+      approve: (caller, tool, pattern) => via(() => local.questions.approve(caller, tool, pattern), "approve", [plain(caller), tool, pattern], caller.abort, { expireSeconds: APPROVAL_EXPIRE_SECONDS, waitsForUser: true }),
     },
     replies: {
       reply: (caller, text) => via(() => local.replies.reply(caller, text), "reply", [plain(caller), text], caller.abort),

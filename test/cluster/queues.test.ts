@@ -119,6 +119,37 @@ describe("leader calls", () => {
     await expect(crash).rejects.not.toBeInstanceOf(ToolError)
   })
 
+  it("answers calls while more calls than its slots wait for a user (approvals have slots of their own)", { timeout: 30_000 }, async () => {
+    const queue = await boss()
+    const leader = new LeaderCalls(queue, await link(), log)
+    const caller = new LeaderCalls(queue, await link(), log)
+    await caller.start()
+    const holds: Array<() => void> = []
+    await leader.serve({ hold: () => new Promise<void>((resolve) => holds.push(resolve)), double: async (n: number) => n * 2 })
+    closers.push(() => leader.stop())
+    const held = Array.from({ length: 70 }, () => caller.call("hold", [], { waitsForUser: true }))
+    await waitFor(() => holds.length === 70, 20_000)
+    expect(await caller.call<number>("double", [2])).toBe(4)
+    holds.forEach((release) => release())
+    await Promise.all(held)
+  })
+
+  it("hands a call in hand back to the queue when its leader stops, and the next leader answers it", { timeout: 30_000 }, async () => {
+    const queue = await boss()
+    const caller = new LeaderCalls(queue, await link(), log)
+    await caller.start()
+    const first = new LeaderCalls(queue, await link(), log)
+    let taken = 0
+    await first.serve({ approve: () => new Promise((_, reject) => (taken++, first.stopSignal.addEventListener("abort", () => reject(first.stopSignal.reason)))) })
+    const answer = caller.call<string>("approve", [], { waitsForUser: true })
+    await waitFor(() => taken === 1, 10_000)
+    await first.stop()
+    const next = new LeaderCalls(queue, await link(), log)
+    await next.serve({ approve: async () => "Allow" })
+    closers.push(() => next.stop())
+    expect(await answer).toBe("Allow")
+  })
+
   it("gives up waiting after waitMs and leaves the call queued for a leader to come", async () => {
     const queue = await boss()
     const caller = new LeaderCalls(queue, await link(), log)
