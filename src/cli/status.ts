@@ -73,7 +73,7 @@ export function registerStatus(program: Command): void {
           ...(report.pendingControls ? [`controls:    ${report.pendingControls} waiting for Steward to apply them`] : []),
         ]
         const processes = report.processes.length
-          ? `\nprocesses:\n${table(["process", "role", "state", "last seen", "running"], report.processes.map((p) => [p.id, p.leader ? "leader" : "worker", p.alive ? "alive" : "dead", when(p.seenAt), p.running.map((r) => `${r.taskId} (${r.agent})`).join(", ") || "-"]))}`
+          ? `\nprocesses:\n${table(["process", "role", "state", "last seen", "running"], report.processes.map((p) => [p.id, p.leader ? "leader" : "follower", p.alive ? "alive" : "dead", when(p.seenAt), p.running.map((r) => `${r.taskId} (${r.agent})`).join(", ") || "-"]))}`
           : ""
         const next = report.nextTriggers.length ? `\nnext runs:\n${table(["id", "at", "prompt"], report.nextTriggers.map((t) => [t.id, when(t.nextRunAt), clip(t.prompt, 50)]))}` : ""
         const errors = report.lastErrors.length ? `\nlast errors:\n${report.lastErrors.map((e) => `${when(e.at)}  ${clip(e.message + (e.error ? `: ${e.error}` : ""), 120)}\n`).join("")}` : "\nno errors recorded\n"
