@@ -37,6 +37,8 @@ export class Membership {
   private readonly running = new Map<string, ProcessRecord["running"][number]>()
   private timer: NodeJS.Timeout | undefined
   private beating: Promise<void> = Promise.resolve()
+  /** Per process, its last beat seen and when it was first seen here (see alive). */
+  private readonly beats = new Map<string, { seenAt: string; at: number }>()
 
   constructor(
     private readonly deps: {
@@ -82,10 +84,24 @@ export class Membership {
 
   /** The ids of the processes connected and seen within the lease (this one always). */
   async alive(): Promise<Set<string>> {
-    const cutoff = Date.now() - this.deps.leaseMs
-    const recent = (await this.deps.records.processes()).filter((record) => Date.parse(record.seenAt) >= cutoff).map((record) => record.id)
-    const connected = await this.deps.link.connected(recent)
-    return new Set([this.id, ...recent.filter((id) => connected.has(id))])
+    const beating = (await this.silences()).filter(({ silent }) => silent < this.deps.leaseMs).map(({ id }) => id)
+    const connected = await this.deps.link.connected(beating)
+    return new Set([this.id, ...beating.filter((id) => connected.has(id))])
+  }
+
+  /** Every process on record and how long its beat has not changed. A beat is judged by when
+   *  this process saw it change, on its own clock: another machine's clock may be off by more
+   *  than a lease. */
+  private async silences(): Promise<Array<{ id: string; silent: number }>> {
+    const now = Date.now()
+    const records = await this.deps.records.processes()
+    for (const id of this.beats.keys()) if (!records.some((record) => record.id === id)) this.beats.delete(id)
+    return records.map((record) => {
+      const seen = this.beats.get(record.id)
+      if (seen?.seenAt === record.seenAt) return { id: record.id, silent: now - seen.at }
+      this.beats.set(record.id, { seenAt: record.seenAt, at: now })
+      return { id: record.id, silent: 0 }
+    })
   }
 
   /** Leaves the cluster: the record goes (the leader lock goes with the link). */
@@ -124,7 +140,9 @@ export class Membership {
   }
 
   private async forgetDead(): Promise<void> {
-    const cutoff = Date.now() - DEAD_KEPT_LEASES * this.deps.leaseMs
-    for (const record of await this.deps.records.processes()) if (Date.parse(record.seenAt) < cutoff) await this.deps.records.removeProcess(record.id)
+    const silent = (await this.silences()).filter(({ silent }) => silent >= DEAD_KEPT_LEASES * this.deps.leaseMs).map(({ id }) => id)
+    if (silent.length === 0) return
+    const connected = await this.deps.link.connected(silent)
+    for (const id of silent) if (!connected.has(id)) await this.deps.records.removeProcess(id)
   }
 }

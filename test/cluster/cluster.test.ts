@@ -5,6 +5,7 @@ import pino from "pino"
 import { afterEach, describe, expect, it } from "vitest"
 import { startApp, type App } from "../../src/app.ts"
 import { startAdmin } from "../../src/admin/admin.ts"
+import { ClusterLink } from "../../src/cluster/link.ts"
 import { Metrics } from "../../src/admin/metrics.ts"
 import { newId, Store } from "../../src/store/store.ts"
 import { newTask, sessionOf } from "../../src/supervisor/task-records.ts"
@@ -243,5 +244,36 @@ describe("several processes on one Postgres", () => {
     await waitFor(() => allSent().length >= 1, 10_000)
     expect(allSent().map((m) => m.text)).toEqual(["Result: echo finish me"])
     expect(await worker()).toMatchObject({ status: "completed", attempts: 1 })
+  })
+
+  it("does not take a process for dead because its clock is behind: a beat counts when it changes", { timeout: 20_000 }, async () => {
+    const task = { ...newTask({ conversation: "test:c1", user: "test:u1", sessionId: newId() }, "test:skewed", "worker", "default"), prompt: "slow elsewhere" }
+    const startedAt = new Date().toISOString()
+    const running = { ...task, status: "running" as const, attempts: 1, runs: 1, startedAt }
+    const holder = "skewed:1:clock"
+    // A process on a machine whose clock is an hour behind: connected, beating.
+    const beat = (store: Store) => store.cluster.saveProcess({ id: holder, host: "skewed", pid: 1, startedAt, seenAt: new Date(Date.now() - 3600_000).toISOString(), leader: false, running: [{ taskId: task.id, attempt: 1, agent: "default", conversation: "test:c1" }] })
+    let other: ClusterLink | undefined
+    await cluster(chain(slowEcho(0)), 1, {}, async (store) => {
+      await store.save({ tasks: [running], sessions: [sessionOf(task)] })
+      await store.cluster.saveClaim({ id: `${task.id}:1`, taskId: task.id, attempt: 1, holder, startedAt, status: "running" })
+      await beat(store)
+      other = await ClusterLink.connect(db!.url, pino({ level: "silent" }), () => {})
+      await other.holdProcessLock(holder)
+    })
+    const store = nodes[0]!.app.store
+    try {
+      // Three leases of beats, each an hour old by the leader's clock.
+      for (let i = 0; i < 12; i++) {
+        await beat(store)
+        await new Promise((resolve) => setTimeout(resolve, 250))
+      }
+      expect(await store.task(task.id)).toMatchObject({ status: "running", runs: 1 })
+      await store.cluster.saveClaim({ id: `${task.id}:1`, taskId: task.id, attempt: 1, holder, startedAt, status: "done", result: "echo slow elsewhere", endedAt: new Date().toISOString() })
+      await waitFor(() => allSent().length >= 1, 10_000)
+      expect(allSent().map((m) => m.text)).toEqual(["Result: echo slow elsewhere"])
+    } finally {
+      await other?.close()
+    }
   })
 })
