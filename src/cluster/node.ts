@@ -31,7 +31,6 @@ export class ClusterNode {
   private supervisor: Supervisor | undefined
   private host: TaskHost | undefined
   private claimers: Array<Claimer<TaskJob>> = []
-  private leading: Promise<void> | undefined
   /** This process leads and its Supervisor has started: the leader's parts are used here. */
   private ready = false
   private stopping = false
@@ -144,14 +143,15 @@ export class ClusterNode {
 
   private lead(): void {
     const supervisor = this.supervisor!
-    this.leading = (async () => {
-      await supervisor.start()
+    const leading = (async () => {
+      // Hearing of runs' ends first: recovery follows the runs under way elsewhere.
       await this.remote.start()
+      await supervisor.start()
       await this.calls.serve(leaderHandlers(supervisor.capabilities, (message) => supervisor.gate.take(message), (name) => supervisor.scheduler.raise(name), this.calls.stopSignal))
       this.ready = true
       await this.onLeader()
     })()
-    this.leading.catch((error: unknown) => this.onFatal(new Error(`could not take up leading: ${errorText(error)}`)))
+    leading.catch((error: unknown) => this.onFatal(new Error(`could not take up leading: ${errorText(error)}`)))
   }
 
   private lost(error: Error): void {
