@@ -22,10 +22,11 @@ interface Waiter {
 }
 
 /**
- * The leader's side of a task run in a cluster: the task board's `run`. It puts the attempt on
- * the queue and waits for its claim to end (task-host.ts). Every lease it checks the runs it
- * waits for: a holder no longer alive, or a job taken but never claimed, interrupts the run,
- * and the board queues the task again as a new attempt.
+ * The leader's side of a task run in a cluster: the task board's `run`. It puts the run on the
+ * queue and waits for its claim to end (task-host.ts). When a process dies (seen within half a
+ * second) and every half lease, it looks at the runs it waits for: a holder no longer alive, or
+ * a job taken but never claimed, interrupts the run, and the board queues the task again as a
+ * new attempt.
  */
 export class RemoteRuns {
   private readonly waiting = new Map<string, Waiter>()
