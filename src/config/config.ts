@@ -77,8 +77,9 @@ export interface Config {
   admin: { host: string; port?: number }
   /** How long SIGTERM/SIGINT lets work under way finish before it is stopped. */
   shutdownGraceMs: number
-  /** Several processes on one Postgres (STORE_URL): a process silent this long is taken for
-   *  dead, and the task it ran is run again elsewhere. */
+  /** Several processes on one Postgres (STORE_URL): a process whose heartbeat has not changed
+   *  this long is taken for hung, and the tasks it ran run again elsewhere (a dead one is seen
+   *  at once, by its lost connection). */
   cluster: { leaseSeconds: number }
   /** Files users send: the largest one saved, whether images reach the Teller's model as
    *  images, and the model that turns voice notes into text (none: voice is not set up). */
