@@ -84,6 +84,12 @@ export class LeaderCalls {
 
   /** On the leader: takes calls and answers them with `handlers`. */
   async serve(handlers: CallHandlers): Promise<void> {
+    // Calls taken and not ended now can only be a dead leader's (one that stops hands its calls
+    // back first): failed, they are tried again at once instead of at their expiry.
+    for (const queue of [CALL_QUEUE, WAIT_QUEUE]) {
+      const orphans = await this.link.activeJobs(queue)
+      if (orphans.length > 0) await this.boss.fail(queue, orphans)
+    }
     this.servers = [CALL_QUEUE, WAIT_QUEUE].map((queue) => new Claimer<{ method: string; args: unknown[] }>(this.boss, queue, SERVED_AT_ONCE[queue], (job) => this.answer(queue, job, handlers), this.log))
     await this.link.listen(CALL_CHANNEL, () => this.servers.forEach((server) => server.wake()))
     for (const server of this.servers) server.start()

@@ -82,6 +82,13 @@ export class ClusterLink {
     return new Set(rows.map((row) => row.id))
   }
 
+  /** The ids of a pg-boss queue's jobs taken and not ended (its `job` table in the default
+   *  `pgboss` schema; read only — changing them goes through pg-boss). */
+  async activeJobs(queue: string): Promise<string[]> {
+    const { rows } = await this.pool.query<{ id: string }>("SELECT id FROM pgboss.job WHERE name = $1 AND state = 'active'", [queue])
+    return rows.map((row) => row.id)
+  }
+
   async listen(channel: string, handler: (payload: string) => void): Promise<void> {
     const list = this.handlers.get(channel)
     if (list) return void list.push(handler)

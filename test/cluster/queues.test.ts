@@ -150,6 +150,24 @@ describe("leader calls", () => {
     expect(await answer).toBe("Allow")
   })
 
+  it("takes over at once the calls a leader that died had in hand, not at their expiry", { timeout: 30_000 }, async () => {
+    const queue = await boss()
+    const caller = new LeaderCalls(queue, await link(), log)
+    await caller.start()
+    // A leader that takes the call and is never heard of again (killed): nothing fails its job.
+    const dead = new LeaderCalls(queue, await link(), log)
+    let taken = 0
+    await dead.serve({ delegate: () => new Promise(() => void taken++) })
+    const answer = caller.call<string>("delegate", [], { expireSeconds: 600 })
+    await waitFor(() => taken === 1, 10_000)
+    const started = Date.now()
+    const next = new LeaderCalls(queue, await link(), log)
+    await next.serve({ delegate: async () => "staged" })
+    closers.push(() => next.stop())
+    expect(await answer).toBe("staged")
+    expect(Date.now() - started).toBeLessThan(10_000)
+  })
+
   it("gives up waiting after waitMs and leaves the call queued for a leader to come", async () => {
     const queue = await boss()
     const caller = new LeaderCalls(queue, await link(), log)
