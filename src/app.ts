@@ -78,16 +78,24 @@ export async function startApp(
     shared: cluster !== undefined,
   })
   const known = (await store.conversations()).map((conversation) => conversation.id)
-  const startChannel = (channel: Channel, onMessage: ChannelHandlers["onMessage"]) => {
+  const startChannel = (channel: Channel, onMessage: ChannelHandlers["onMessage"], tidy = true) => {
     const ours = (id: string) => channelOf(id) === channel.name
     const owners = [...config.allowedUsers.users].filter(ours)
-    return channel.start({ onMessage, commands: running.gate.commands(), conversations: known.filter(ours), owners, state: store.channelState(channel.name) })
+    return channel.start({ onMessage, commands: running.gate.commands(), conversations: known.filter(ours), owners, state: store.channelState(channel.name), tidy })
   }
   if (cluster) {
-    // Input any process may take goes to the leader; a channel only one may run starts with leading.
-    for (const channel of channels) if (!channel.exclusive) await startChannel(channel, (message) => cluster.take(message))
-    await cluster.start(running, async () => {
-      for (const channel of channels) if (channel.exclusive) await startChannel(channel, (message) => running.gate.take(message))
+    // Input any process may take goes to the leader; a channel only one may run starts with
+    // leading. What is shown (busy indicators, status messages) is the leader's: a process
+    // leaves it alone until it leads, and then clears what the one before left.
+    const shared = channels.filter((channel) => !channel.exclusive)
+    for (const channel of shared) await startChannel(channel, (message) => cluster.take(message), false)
+    await cluster.start(running, {
+      beforeLeading: async () => {
+        for (const channel of shared) await channel.tidy?.()
+      },
+      onLeader: async () => {
+        for (const channel of channels) if (channel.exclusive) await startChannel(channel, (message) => running.gate.take(message))
+      },
     })
   } else {
     await running.start()

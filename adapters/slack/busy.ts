@@ -76,12 +76,18 @@ export class BusyIndicator {
     this.queue(conversation, () => this.renewStatus(conversation))
   }
 
-  /** Uses `state` from now on, and clears the indicators an earlier run left shown. */
-  async restore(state: ChannelState | undefined): Promise<void> {
+  /** Uses `state` from now on, and (unless `tidy` is false) clears the indicators an earlier
+   *  run left shown. */
+  async restore(state: ChannelState | undefined, tidy = true): Promise<void> {
     this.state = state
-    for (const { key, value } of (await state?.list<Shown>(STATE_PREFIX)) ?? []) {
+    if (tidy) await this.tidy()
+  }
+
+  /** Clears the indicators on record: those an earlier run left shown. */
+  async tidy(): Promise<void> {
+    for (const { key, value } of (await this.state?.list<Shown>(STATE_PREFIX)) ?? []) {
       await this.hide(value).catch((error: unknown) => this.log.warn({ err: error, channel: value.channel }, "could not clear a busy indicator left from before"))
-      await state!.delete(key)
+      await this.state!.delete(key)
     }
   }
 

@@ -113,6 +113,11 @@ export class SlackChannel implements Channel {
     this.busy = new BusyIndicator(new webApi.WebClient(config.botToken, { ...this.clientOptions, retryConfig: { retries: 0 } }), log, options.statusRenewMs)
   }
 
+  async tidy(): Promise<void> {
+    await this.progressMessages.tidy()
+    await this.busy.tidy()
+  }
+
   /** The port the HTTP receiver listens on, once started in HTTP mode. */
   get httpPort(): number | undefined {
     return this.port
@@ -122,8 +127,8 @@ export class SlackChannel implements Channel {
     for (const conversation of handlers.conversations ?? []) this.threads.add(conversation)
     const me = await this.web.auth.test()
     this.botUserId = me.user_id ?? ""
-    await this.progressMessages.restore(handlers.state)
-    await this.busy.restore(handlers.state)
+    await this.progressMessages.restore(handlers.state, handlers.tidy !== false)
+    await this.busy.restore(handlers.state, handlers.tidy !== false)
     const logger = boltLogger(this.log)
     const receiver = this.receiverOf(logger)
     // With the bot's ids given, Bolt does not call auth.test again.

@@ -83,12 +83,18 @@ export class StatusMessages<Place, Ref> {
     })
   }
 
-  /** Uses `state` from now on, and deletes the status messages an earlier run left behind. */
-  async restore(state: ChannelState | undefined): Promise<void> {
+  /** Uses `state` from now on, and (unless `tidy` is false) deletes the status messages an
+   *  earlier run left behind. */
+  async restore(state: ChannelState | undefined, tidy = true): Promise<void> {
     this.state = state
-    for (const { key, value } of (await state?.list<{ place: Place; ref: Ref }>(STATE_PREFIX)) ?? []) {
+    if (tidy) await this.tidy()
+  }
+
+  /** Deletes the status messages on record: those an earlier run left behind. */
+  async tidy(): Promise<void> {
+    for (const { key, value } of (await this.state?.list<{ place: Place; ref: Ref }>(STATE_PREFIX)) ?? []) {
       await this.platform.delete(value.place, value.ref).catch((error: unknown) => this.log.warn({ err: error, ...this.platform.describe(value.place) }, "could not delete a status message left from before"))
-      await state!.delete(key)
+      await this.state!.delete(key)
     }
   }
 

@@ -157,9 +157,13 @@ export class TelegramChannel implements Channel {
     return this.config.apiRoot?.replace(/\/+$/, "") ?? "https://api.telegram.org"
   }
 
+  tidy(): Promise<void> {
+    return this.progressMessages.tidy()
+  }
+
   private async receive(handlers: ChannelHandlers): Promise<void> {
     await this.registerMenus(handlers)
-    await this.progressMessages.restore(handlers.state)
+    await this.progressMessages.restore(handlers.state, handlers.tidy !== false)
     const { webhookUrl, webhookSecret } = this.config
     if (webhookUrl && webhookSecret) {
       this.webhook = await listenForUpdates(this.bot, { port: this.config.webhookPort, host: this.options.webhookHost, secret: webhookSecret }, this.log)

@@ -23,6 +23,10 @@ export interface ChannelHandlers {
   /** This channel's owners (`<channel>:<user-id>` from ALLOWED_USERS): they see owner-only commands. */
   owners?: UserId[]
   state?: ChannelState
+  /** Clear what an earlier run left shown (status messages, busy indicators) — the default. A
+   *  cluster process that does not lead shows nothing and must leave the leader's alone: it
+   *  passes false, and calls `tidy()` once it leads. */
+  tidy?: boolean
 }
 
 /** Whether a channel can take and send messages now, for /healthz and /metrics. */
@@ -69,6 +73,8 @@ export interface Channel {
   progress?(conversation: ConversationId, update: ProgressUpdate): void
   /** Work for this conversation started (true) or everything ended (false): "typing…". */
   activity?(conversation: ConversationId, busy: boolean): void
+  /** Clears what a process that stopped left shown (after a start with `tidy: false`). */
+  tidy?(): Promise<void>
   /** Connected to the platform? Without this method a channel counts as always connected. */
   health?(): ChannelHealth
   stop(): Promise<void>

@@ -15,6 +15,11 @@ import { leaderHandlers, packInbound, routedCapabilities } from "./routed.ts"
 import { CANCEL_CHANNEL, TaskHost } from "./task-host.ts"
 
 const WORK_CHANNEL = "steward_work"
+
+export interface LeaderHooks {
+  beforeLeading: () => Promise<void>
+  onLeader: () => Promise<void>
+}
 /** How long a process that does not lead waits for the leader's word on a message it took in
  *  (a notice for the sender) before it lets the platform go: the message is queued either way. */
 const INBOUND_WAIT_MS = 2000
@@ -70,11 +75,12 @@ export class ClusterNode {
     return this.membership.isLeader
   }
 
-  /** Starts claiming tasks and beating; `onLeader` runs once this process leads and its
-   *  Supervisor has started (the channels only a leader runs start there). */
-  async start(supervisor: Supervisor, onLeader: () => Promise<void>): Promise<void> {
+  /** Starts claiming tasks and beating. Once this process leads, `beforeLeading` runs before its
+   *  Supervisor starts (what a stopped leader left shown is cleared) and `onLeader` after (the
+   *  channels only a leader runs start there). */
+  async start(supervisor: Supervisor, hooks: LeaderHooks): Promise<void> {
     this.supervisor = supervisor
-    this.onLeader = onLeader
+    this.hooks = hooks
     // Until its Supervisor has started (recovery), a new leader reaches it through leader calls
     // too: they wait in the queue and are served once it is ready.
     const runner = supervisor.runner(routedCapabilities(supervisor.capabilities, this.calls, () => this.ready))
@@ -139,17 +145,18 @@ export class ClusterNode {
     await this.link.close()
   }
 
-  private onLeader: () => Promise<void> = async () => {}
+  private hooks: LeaderHooks = { beforeLeading: async () => {}, onLeader: async () => {} }
 
   private lead(): void {
     const supervisor = this.supervisor!
     const leading = (async () => {
       // Hearing of runs' ends first: recovery follows the runs under way elsewhere.
       await this.remote.start()
+      await this.hooks.beforeLeading()
       await supervisor.start()
       await this.calls.serve(leaderHandlers(supervisor.capabilities, (message) => supervisor.gate.take(message), (name) => supervisor.scheduler.raise(name), this.calls.stopSignal))
       this.ready = true
-      await this.onLeader()
+      await this.hooks.onLeader()
     })()
     leading.catch((error: unknown) => this.onFatal(new Error(`could not take up leading: ${errorText(error)}`)))
   }

@@ -65,6 +65,19 @@ class PollingChannel extends TestChannel {
   }
 }
 
+/** Records whether it was told to clear what an earlier run left shown, and when it did. */
+class TidyChannel extends TestChannel {
+  startedWith: boolean | undefined
+  tidied = 0
+  override async start(handlers: Parameters<TestChannel["start"]>[0]): Promise<void> {
+    this.startedWith = handlers.tidy
+    await super.start(handlers)
+  }
+  async tidy(): Promise<void> {
+    this.tidied++
+  }
+}
+
 async function startNode(memory: ListMemory, env: Record<string, string> = {}, channel: TestChannel = new TestChannel()): Promise<Node> {
   const config = loadConfig({ DATA_DIR: dataDir!, STORE_URL: db!.url, MODEL: "openai-compatible:scripted", OPENAI_COMPATIBLE_BASE_URL: server!.url, MODEL_MAX_RETRIES: "1", CLUSTER_LEASE_SECONDS: "1", WORKER_CONCURRENCY: "2", ...env })
   config.allowedUsers = { anyone: false, users: new Set(["test:u1"]) }
@@ -275,5 +288,19 @@ describe("several processes on one Postgres", () => {
     } finally {
       await other?.close()
     }
+  })
+
+  it("leaves what the leader shows alone in a process that does not lead, and clears a stopped leader's leftovers when it takes over", async () => {
+    await cluster(replying("hi"), 0)
+    const memory = new ListMemory()
+    const shown = [new TidyChannel(), new TidyChannel()]
+    nodes.push(await startNode(memory, {}, shown[0]), await startNode(memory, {}, shown[1]))
+    await waitFor(() => leaders().length === 1 && shown.some((channel) => channel.tidied === 1), 10_000)
+    expect(shown.map((channel) => channel.startedWith)).toEqual([false, false])
+    const leaderAt = nodes.indexOf(leaders()[0]!)
+    expect(shown.map((channel) => channel.tidied)).toEqual([leaderAt === 0 ? 1 : 0, leaderAt === 1 ? 1 : 0])
+    await nodes[leaderAt]!.app.stop()
+    nodes = nodes.filter((_, i) => i !== leaderAt)
+    await waitFor(() => shown[1 - leaderAt]!.tidied === 1, 10_000)
   })
 })
