@@ -2,8 +2,8 @@ import { rmSync, writeFileSync } from "node:fs"
 import { basename, dirname } from "node:path"
 import pg from "pg"
 import { redactUrl } from "../config/fields.ts"
-import { MAX_INDEXES, type Backend, type CollectionSchema, type IndexEntry, type IndexQuery, type WriteOp } from "./backend.ts"
-import { COLUMNS, ROW_WIDTH, SLOTS, gather, statementCache, statementsOf, UPDATES } from "./rows.ts"
+import { type Backend, type CollectionSchema, type IndexEntry, type IndexQuery, type WriteOp } from "./backend.ts"
+import { COLUMNS, gather, IndexSlots, ROW_WIDTH, SLOTS, statementCache, statementsOf, UPDATES } from "./rows.ts"
 import { SqliteBackend } from "./sqlite.ts"
 
 /** Postgres allows 65535 bound parameters; this keeps one statement's parse and plan small. */
@@ -60,17 +60,13 @@ export class PostgresBackend implements Backend {
   private constructor(
     private readonly pool: pg.Pool,
     /** Per collection, the slot (1…MAX_INDEXES) of each index name. */
-    private readonly slots: Map<string, Map<string, number>>,
+    private readonly slots: IndexSlots,
   ) {}
 
   /** Connects, lays out the table and runs `setUp` (the migrations) under one advisory lock, so
    *  processes starting at once against one database create and migrate the schema once. */
   static async open(url: string, schema: readonly CollectionSchema[], setUp?: (backend: PostgresBackend) => Promise<void>): Promise<PostgresBackend> {
-    const slots = new Map<string, Map<string, number>>()
-    for (const collection of schema) {
-      if (collection.indexes.length > MAX_INDEXES) throw new Error(`collection ${collection.name}: at most ${MAX_INDEXES} indexes`)
-      slots.set(collection.name, new Map(collection.indexes.map((name, i) => [name, i + 1])))
-    }
+    const slots = new IndexSlots(schema)
     const pool = new pg.Pool({ connectionString: url, max: 10, connectionTimeoutMillis: CONNECT_TIMEOUT_MS })
     // An idle connection the server drops emits "error" on the pool; unhandled, that would end
     // the process. The pool replaces it, and the next query reports a real outage.
@@ -117,7 +113,7 @@ export class PostgresBackend implements Backend {
   }
 
   async list(collection: string, query: IndexQuery): Promise<unknown[]> {
-    const n = this.slotOf(collection, query.index)
+    const n = this.slots.of(collection, query.index)
     const order = query.desc ? "DESC" : "ASC"
     const limit = query.limit === undefined ? null : Math.max(0, Math.floor(query.limit))
     const offset = Math.max(0, Math.floor(query.offset ?? 0))
@@ -149,7 +145,7 @@ export class PostgresBackend implements Backend {
     try {
       client = await this.pool.connect()
       await client.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
-      copy = await SqliteBackend.open(dirname(file), this.schema(), basename(file))
+      copy = await SqliteBackend.open(dirname(file), this.slots.schema, basename(file))
       for (let after = ["", ""]; ; ) {
         const { rows } = await client.query<Row>(`SELECT ${COLUMNS.join(", ")} FROM records WHERE (collection, id) > ($1, $2) ORDER BY collection, id LIMIT $3`, [...after, BACKUP_PAGE])
         if (rows.length === 0) break
@@ -174,20 +170,11 @@ export class PostgresBackend implements Backend {
     await this.pool.end()
   }
 
-  private slotOf(collection: string, index: string): number {
-    const n = this.slots.get(collection)?.get(index)
-    if (n === undefined) throw new Error(`collection ${collection} has no index ${index}`)
-    return n
-  }
 
-  /** The collections and their index names in slot order, as this backend was opened with. */
-  private schema(): CollectionSchema[] {
-    return [...this.slots].map(([name, slots]) => ({ name, indexes: [...slots.keys()] }))
-  }
 
   /** A stored row as the write that would store it again (a backup's copy). */
   private opOf(row: Row): WriteOp {
-    const names = [...(this.slots.get(row.collection)?.keys() ?? [])]
+    const names = this.slots.indexesOf(row.collection)
     const indexes: Record<string, IndexEntry | undefined> = {}
     names.forEach((name, i) => {
       const group = row[`g${i + 1}`]
@@ -199,7 +186,7 @@ export class PostgresBackend implements Backend {
   private async flush(pending: Map<string, WriteOp>): Promise<void> {
     if (this.batch?.ops === pending) this.batch = undefined
     const statements = statementsOf(pending.values(), {
-      slotOf: (collection, index) => this.slotOf(collection, index),
+      slotOf: (collection, index) => this.slots.of(collection, index),
       upsertSql,
       deleteSql,
       maxParams: MAX_PARAMS_PER_STATEMENT,

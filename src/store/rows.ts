@@ -1,4 +1,4 @@
-import { MAX_INDEXES, type WriteOp } from "./backend.ts"
+import { MAX_INDEXES, type CollectionSchema, type WriteOp } from "./backend.ts"
 
 /**
  * The `records` table both SQL backends keep (sqlite.ts, postgres.ts): (collection, id) → the
@@ -12,6 +12,30 @@ export const ROW_WIDTH = 3 + 2 * MAX_INDEXES
 export const COLUMNS = ["collection", "id", "value", ...SLOTS.flatMap((n) => [`g${n}`, `a${n}`])]
 /** The upsert's SET list: every column but the key. */
 export const UPDATES = COLUMNS.slice(2).map((column) => `${column} = excluded.${column}`).join(", ")
+
+/** Per collection, the slot (1…MAX_INDEXES) each of its indexes takes: in the order its schema
+ *  names them. */
+export class IndexSlots {
+  private readonly slots = new Map<string, Map<string, number>>()
+
+  constructor(readonly schema: readonly CollectionSchema[]) {
+    for (const collection of schema) {
+      if (collection.indexes.length > MAX_INDEXES) throw new Error(`collection ${collection.name}: at most ${MAX_INDEXES} indexes`)
+      this.slots.set(collection.name, new Map(collection.indexes.map((name, i) => [name, i + 1])))
+    }
+  }
+
+  of(collection: string, index: string): number {
+    const n = this.slots.get(collection)?.get(index)
+    if (n === undefined) throw new Error(`collection ${collection} has no index ${index}`)
+    return n
+  }
+
+  /** A collection's index names in slot order (none for a collection not in the schema). */
+  indexesOf(collection: string): string[] {
+    return [...(this.slots.get(collection)?.keys() ?? [])]
+  }
+}
 
 /** A statement text per row count, built once, not at every write. */
 export function statementCache(build: (rows: number) => string): (rows: number) => string {

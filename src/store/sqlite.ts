@@ -1,8 +1,8 @@
 import { mkdirSync } from "node:fs"
 import { join } from "node:path"
 import KeyvSqlite from "@keyv/sqlite"
-import { MAX_INDEXES, type Backend, type CollectionSchema, type IndexQuery, type WriteOp } from "./backend.ts"
-import { COLUMNS, ROW_WIDTH, SLOTS, gather, statementCache, statementsOf, UPDATES } from "./rows.ts"
+import { type Backend, type CollectionSchema, type IndexQuery, type WriteOp } from "./backend.ts"
+import { COLUMNS, gather, IndexSlots, ROW_WIDTH, SLOTS, statementCache, statementsOf, UPDATES } from "./rows.ts"
 
 /** SQLite's bound-parameter limit is far higher; this keeps one statement's latency small. */
 const MAX_PARAMS_PER_STATEMENT = 999
@@ -34,7 +34,7 @@ export class SqliteBackend implements Backend {
   private constructor(
     private readonly adapter: KeyvSqlite,
     /** Per collection, the slot (1…MAX_INDEXES) of each index name. */
-    private readonly slots: Map<string, Map<string, number>>,
+    private readonly slots: IndexSlots,
   ) {}
 
   /** Opens `dataDir/file`; another file than steward.sqlite is a backup being written. */
@@ -48,12 +48,7 @@ export class SqliteBackend implements Backend {
     const columns = SLOTS.map((n) => `g${n} TEXT, a${n} INTEGER`).join(", ")
     await adapter.query(`CREATE TABLE IF NOT EXISTS records (collection TEXT NOT NULL, id TEXT NOT NULL, value TEXT NOT NULL, ${columns}, PRIMARY KEY (collection, id))`)
     for (const n of SLOTS) await adapter.query(`CREATE INDEX IF NOT EXISTS records_index${n} ON records (collection, g${n}, a${n}, id) WHERE g${n} IS NOT NULL`)
-    const slots = new Map<string, Map<string, number>>()
-    for (const collection of schema) {
-      if (collection.indexes.length > MAX_INDEXES) throw new Error(`collection ${collection.name}: at most ${MAX_INDEXES} indexes`)
-      slots.set(collection.name, new Map(collection.indexes.map((name, i) => [name, i + 1])))
-    }
-    return new SqliteBackend(adapter, slots)
+    return new SqliteBackend(adapter, new IndexSlots(schema))
   }
 
   write(ops: WriteOp[]): Promise<void> {
@@ -74,7 +69,7 @@ export class SqliteBackend implements Backend {
   }
 
   list(collection: string, query: IndexQuery): Promise<unknown[]> {
-    const n = this.slotOf(collection, query.index)
+    const n = this.slots.of(collection, query.index)
     const order = query.desc ? "DESC" : "ASC"
     const limit = query.limit === undefined ? -1 : Math.max(0, Math.floor(query.limit))
     const offset = Math.max(0, Math.floor(query.offset ?? 0))
@@ -137,11 +132,6 @@ export class SqliteBackend implements Backend {
     await this.enqueue(() => this.adapter.disconnect())
   }
 
-  private slotOf(collection: string, index: string): number {
-    const n = this.slots.get(collection)?.get(index)
-    if (n === undefined) throw new Error(`collection ${collection} has no index ${index}`)
-    return n
-  }
 
   private enqueue<T>(op: () => Promise<T>): Promise<T> {
     const next = this.chain.then(op)
@@ -151,7 +141,7 @@ export class SqliteBackend implements Backend {
 
   private async flush(pending: Map<string, WriteOp>): Promise<void> {
     if (this.batch?.ops === pending) this.batch = undefined
-    const statements = statementsOf(pending.values(), { slotOf: (collection, index) => this.slotOf(collection, index), upsertSql, deleteSql, maxParams: MAX_PARAMS_PER_STATEMENT })
+    const statements = statementsOf(pending.values(), { slotOf: (collection, index) => this.slots.of(collection, index), upsertSql, deleteSql, maxParams: MAX_PARAMS_PER_STATEMENT })
     // One statement is atomic by itself; only a larger group needs a transaction.
     const grouped = statements.length > 1
     if (grouped) await this.adapter.query("BEGIN IMMEDIATE")
