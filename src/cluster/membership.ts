@@ -66,20 +66,14 @@ export class Membership {
   }
 
   /** A run starts here: on record before it starts, so a death during it is seen. */
-  async started(task: TaskRecord, attempt: number): Promise<void> {
-    this.running.set(`${task.id}:${attempt}`, { taskId: task.id, attempt, agent: task.agent, conversation: task.conversation })
+  async started(task: TaskRecord, run: number): Promise<void> {
+    this.running.set(`${task.id}:${run}`, { taskId: task.id, run, agent: task.agent, conversation: task.conversation })
     await this.write()
   }
 
-  async ended(taskId: string, attempt: number): Promise<void> {
-    this.running.delete(`${taskId}:${attempt}`)
+  async ended(taskId: string, run: number): Promise<void> {
+    this.running.delete(`${taskId}:${run}`)
     await this.write()
-  }
-
-  /** Whether this process is alive now (checked afresh: a process may have started since a
-   *  snapshot of `alive()` was taken). */
-  async isAlive(id: string): Promise<boolean> {
-    return (await this.alive()).has(id)
   }
 
   /** The ids of the processes connected and seen within the lease (this one always). */

@@ -15,13 +15,13 @@ const MAX_EXPIRE_SECONDS = 24 * 3600 - 1
 /** What a task's job carries: the run it is (TaskRecord.runs; the task record is read from the store). */
 export interface TaskJob {
   taskId: string
-  attempt: number
+  run: number
 }
 
-/** A job id a task attempt always has, so dispatching it again (a new leader taking over) adds
+/** A job id a task's run always has, so dispatching it again (a new leader taking over) adds
  *  nothing: pg-boss inserts a job whose id exists as no job at all. */
-export function jobIdOf(taskId: string, attempt: number): string {
-  const hex = createHash("sha1").update(`steward-task:${taskId}:${attempt}`).digest("hex")
+export function jobIdOf(taskId: string, run: number): string {
+  const hex = createHash("sha1").update(`steward-task:${taskId}:${run}`).digest("hex")
   // The layout of a UUID (version 5, variant 1): pg-boss keeps job ids as uuid.
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-5${hex.slice(13, 16)}-${((parseInt(hex[16]!, 16) & 3) | 8).toString(16)}${hex.slice(17, 20)}-${hex.slice(20, 32)}`
 }
@@ -50,9 +50,9 @@ async function createQueueOnce(boss: PgBoss, name: string, attempts = 5): Promis
   }
 }
 
-/** Puts a task attempt (written as running by the leader) on its role's queue; idempotent. */
+/** Puts a task's run (written as running by the leader) on its role's queue; idempotent. */
 export async function dispatchTask(boss: PgBoss, task: TaskRecord, timeoutSeconds: number, leaseSeconds: number): Promise<void> {
-  await boss.send(TASK_QUEUES[task.role as "planner" | "worker"], { taskId: task.id, attempt: runOf(task) } satisfies TaskJob, {
+  await boss.send(TASK_QUEUES[task.role as "planner" | "worker"], { taskId: task.id, run: runOf(task) } satisfies TaskJob, {
     id: jobIdOf(task.id, runOf(task)),
     // pg-boss fetches higher priorities first, as the task queue does (0-10).
     priority: task.priority,
@@ -90,10 +90,6 @@ export class Claimer<T extends object> {
     this.timer = setInterval(() => this.wake(), this.pollMs)
     this.timer.unref()
     this.wake()
-  }
-
-  get inHand(): number {
-    return this.active
   }
 
   wake(): void {

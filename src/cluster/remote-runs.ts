@@ -91,8 +91,11 @@ export class RemoteRuns {
   }
 
   private async check(id: string): Promise<void> {
-    if (!this.waiting.has(id)) return
-    const claim = await this.deps.store.cluster.claim(id)
+    if (this.waiting.has(id)) this.settle(id, await this.deps.store.cluster.claim(id))
+  }
+
+  /** Ends the wait for a run whose claim has ended. */
+  private settle(id: string, claim: ClaimRecord | undefined): void {
     if (claim?.status === "done") this.finish(id, (waiter) => waiter.resolve({ status: "done", text: claim.result ?? "" }))
     else if (claim?.status === "failed") this.finish(id, (waiter) => waiter.reject(new (claim.timedOut ? TimedOut : Error)(claim.error ?? "the run failed")))
     else if (claim?.status === "released") this.finish(id, (waiter) => waiter.reject(new Interrupted("the process running it stopped", false)))
@@ -107,7 +110,7 @@ export class RemoteRuns {
       const alive = await this.deps.membership.alive()
       const died = [...this.lastAlive].some((id) => !alive.has(id))
       this.lastAlive = alive
-      if (died || Date.now() - this.lastSweep >= this.deps.config.cluster.leaseSeconds * 500) await this.sweep(alive)
+      if (died || Date.now() - this.lastSweep >= this.deps.config.cluster.leaseSeconds * 500) await this.sweep()
     } catch (error) {
       this.deps.log.warn({ err: error }, "cluster: could not check the runs under way")
     } finally {
@@ -116,14 +119,19 @@ export class RemoteRuns {
   }
 
   /** Every waiter whose run is lost is interrupted; missed notifications are made up for. */
-  private async sweep(alive: Set<string>): Promise<void> {
+  private async sweep(): Promise<void> {
     this.lastSweep = Date.now()
     const leaseMs = this.deps.config.cluster.leaseSeconds * 1000
-    for (const [id, waiter] of [...this.waiting]) {
-      const claim = await this.deps.store.cluster.claim(id)
-      if (claim && claim.status !== "running") await this.check(id)
-      // Asked again for this holder: it may have started after `alive` was read.
-      else if (claim && !alive.has(claim.holder) && !(await this.deps.membership.isAlive(claim.holder))) await this.lose(id, claim, `the process running it (${claim.holder}) died`)
+    const claims = new Map<string, ClaimRecord | undefined>()
+    for (const id of [...this.waiting.keys()]) claims.set(id, await this.deps.store.cluster.claim(id))
+    // Read after the claims: a process is on record before it claims anything, so every holder
+    // read above is in it unless it has died since.
+    const alive = await this.deps.membership.alive()
+    for (const [id, claim] of claims) {
+      const waiter = this.waiting.get(id)
+      if (!waiter) continue
+      if (claim && claim.status !== "running") this.settle(id, claim)
+      else if (claim && !alive.has(claim.holder)) await this.lose(id, claim, `the process running it (${claim.holder}) died`)
       // Its holder's word on the end never came (a write that kept failing): timed out.
       else if (claim && Date.now() - Date.parse(claim.startedAt) > (this.timeoutOf(waiter.task) * 1000 + 2 * leaseMs)) this.finish(id, (w) => w.reject(new TimedOut(`timed out after ${this.timeoutOf(waiter.task)} s`)))
       else if (!claim && Date.now() - waiter.sentAt > leaseMs && (await this.lostJob(waiter.task, leaseMs))) this.finish(id, (w) => w.reject(new Interrupted("its job was taken but never started", true)))

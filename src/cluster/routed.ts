@@ -15,9 +15,6 @@ const APPROVAL_EXPIRE_SECONDS = 700
  *  the abort signal stays with the run that made the call. */
 type PlainCaller = Omit<Caller, "abort">
 const plain = ({ role, agent, conversation, user, sessionId, callId, fresh, taskId }: Caller): PlainCaller => ({ role, agent, conversation, user, sessionId, callId, fresh, taskId })
-/** On the leader, a call from elsewhere ends with the leader's serving (`stop`), not with its
- *  caller's run. */
-const reviveWith = (caller: PlainCaller, stop: AbortSignal): Caller => ({ ...caller, abort: stop })
 /** ask_user's "no answer yet" cannot travel as a symbol. */
 const AWAITING = { awaiting: true } as const
 
@@ -55,7 +52,8 @@ export function routedCapabilities(local: Capabilities, calls: LeaderCalls, lead
 /** The leader's side of the calls above, and of the inbound messages and hook events other
  *  processes take in. */
 export function leaderHandlers(local: Capabilities, take: (message: InboundMessage) => Promise<InboundOutcome | void>, raise: (name: string) => Promise<void>, stop: AbortSignal): CallHandlers {
-  const revive = (caller: PlainCaller) => reviveWith(caller, stop)
+  // A call from elsewhere ends with the leader's serving (`stop`), not with its caller's run.
+  const revive = (caller: PlainCaller): Caller => ({ ...caller, abort: stop })
   return {
     delegate: (caller: PlainCaller, request: Parameters<Capabilities["tasks"]["delegate"]>[1]) => local.tasks.delegate(revive(caller), request),
     listTasks: (caller: PlainCaller, filter: Parameters<Capabilities["tasks"]["listTasks"]>[1]) => local.tasks.listTasks(revive(caller), filter),

@@ -23,7 +23,7 @@ class Stopping extends Error {}
 /**
  * Runs the task jobs this process claims, whichever process leads: the claim is written before
  * the run starts (with this process as its holder) and again with the outcome, which the leader
- * reads (remote-runs.ts). A job whose attempt is no longer the task's — the task moved on, or the
+ * reads (remote-runs.ts). A job whose run is no longer the task's — the task moved on, or the
  * job was delivered again — is completed without running.
  */
 export class TaskHost {
@@ -63,13 +63,13 @@ export class TaskHost {
     for (const controller of this.runs.values()) controller.abort(new Stopping("Steward is stopping"))
   }
 
-  private async runClaimed({ taskId, attempt }: TaskJob): Promise<void> {
+  private async runClaimed({ taskId, run }: TaskJob): Promise<void> {
     const { store, membership, log } = this.deps
-    const id = claimId(taskId, attempt)
+    const id = claimId(taskId, run)
     if (await store.cluster.claim(id)) return
     const task = await store.task(taskId)
-    if (task?.status !== "running" || runOf(task) !== attempt) return
-    const claim: ClaimRecord = { id, taskId, attempt, holder: membership.id, startedAt: new Date().toISOString(), status: "running" }
+    if (task?.status !== "running" || runOf(task) !== run) return
+    const claim: ClaimRecord = { id, taskId, run, holder: membership.id, startedAt: new Date().toISOString(), status: "running" }
     await store.cluster.saveClaim(claim)
     const controller = new AbortController()
     this.runs.set(id, controller)
@@ -81,7 +81,7 @@ export class TaskHost {
     let end: Pick<ClaimRecord, "status" | "result" | "error" | "timedOut">
     try {
       controller.signal.throwIfAborted()
-      await membership.started(task, attempt)
+      await membership.started(task, run)
       if (!membership.isLeader) await this.deps.refresh()
       const session = await this.sessions.open(sessionOf(task))
       const outcome = await this.deps.runner().runTask(task, session, controller.signal, (summary) => this.progress(taskId, summary))
@@ -95,7 +95,7 @@ export class TaskHost {
       this.sessions.forget(task.sessionId)
     }
     await this.recordEnd({ ...claim, ...end, endedAt: new Date().toISOString() })
-    await membership.ended(taskId, attempt).catch((error: unknown) => log.warn({ err: error }, "cluster: could not update this process's record"))
+    await membership.ended(taskId, run).catch((error: unknown) => log.warn({ err: error }, "cluster: could not update this process's record"))
     await this.deps.link.notify(CLAIMS_CHANNEL, id).catch((error: unknown) => log.warn({ err: error }, "cluster: could not announce a run's end"))
   }
 

@@ -7,7 +7,7 @@ import type { ClaimRecord, ProcessRecord } from "./records.ts"
  * the Supervisor's records: who is alive and what each runs, and the claim of every task run.
  */
 
-export const claimId = (taskId: string, attempt: number): string => `${taskId}:${attempt}`
+export const claimId = (taskId: string, run: number): string => `${taskId}:${run}`
 
 export class ClusterRecords {
   constructor(private readonly backend: Backend) {}

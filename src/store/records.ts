@@ -133,13 +133,14 @@ export interface ControlRecord {
   result?: string
 }
 
-/** One run of a task (one attempt) in the process that claimed it. The claimer writes it before
- *  the run starts and again with its end; the leader reads the end from it. */
+/** One run of a task in the process that claimed it. The claimer writes it before the run
+ *  starts and again with its end; the leader reads the end from it. */
 export interface ClaimRecord {
-  /** `<taskId>:<attempt>` */
+  /** `<taskId>:<run>` */
   id: string
   taskId: string
-  attempt: number
+  /** The task's run (TaskRecord.runs) this claim is. */
+  run: number
   /** The process id (ProcessRecord.id) running it. */
   holder: string
   startedAt: string
@@ -160,8 +161,9 @@ export interface ProcessRecord {
   host: string
   pid: number
   startedAt: string
-  /** The last heartbeat: a process not seen for the lease is dead, its claims are taken back. */
+  /** The last heartbeat, on the process's own clock: the leader takes it for hung once it has
+   *  not changed for the lease (a dead process is seen by its lost connection at once). */
   seenAt: string
   leader: boolean
-  running: Array<{ taskId: string; attempt: number; agent: string; conversation: string }>
+  running: Array<{ taskId: string; run: number; agent: string; conversation: string }>
 }

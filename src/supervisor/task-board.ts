@@ -277,10 +277,10 @@ export class TaskBoard implements TaskCapability {
 
   private dispatch(): void {
     if (this.deps.stopping()) return
-    const limit = this.deps.shared ? Infinity : this.deps.config.workerConcurrency
+    const limit = this.deps.config.workerConcurrency
     for (const [queue, role] of [[this.workerQueue, "worker"], [this.plannerQueue, "planner"]] as const) {
       const running = () => [...this.running.keys()].filter((id) => this.tasks.get(id)?.role === role).length
-      while (queue.size > 0 && running() < limit) {
+      while (queue.size > 0 && (this.deps.shared || running() < limit)) {
         const task = this.tasks.get(queue.shift()!)
         if (task?.status === "queued") this.execute(task)
       }

@@ -159,8 +159,8 @@ describe("several processes on one Postgres", () => {
     await cluster(chain(slowEcho(0)), 1, { CLUSTER_LEASE_SECONDS: "60" }, async (store) => {
       await store.save({ tasks: [running], sessions: [sessionOf(task)] })
       // Its holder claimed it and was killed a moment ago.
-      await store.cluster.saveClaim({ id: `${task.id}:2`, taskId: task.id, attempt: 2, holder: "gone:1:dead", startedAt: running.startedAt, status: "running" })
-      await store.cluster.saveProcess({ id: "gone:1:dead", host: "gone", pid: 1, startedAt: running.startedAt, seenAt: new Date().toISOString(), leader: false, running: [{ taskId: task.id, attempt: 2, agent: "default", conversation: "test:c1" }] })
+      await store.cluster.saveClaim({ id: `${task.id}:2`, taskId: task.id, run: 2, holder: "gone:1:dead", startedAt: running.startedAt, status: "running" })
+      await store.cluster.saveProcess({ id: "gone:1:dead", host: "gone", pid: 1, startedAt: running.startedAt, seenAt: new Date().toISOString(), leader: false, running: [{ taskId: task.id, run: 2, agent: "default", conversation: "test:c1" }] })
     })
     await waitFor(() => allSent().length >= 1, 10_000)
     await nodes[0]!.app.supervisor.idle()
@@ -265,11 +265,11 @@ describe("several processes on one Postgres", () => {
     const running = { ...task, status: "running" as const, attempts: 1, runs: 1, startedAt }
     const holder = "skewed:1:clock"
     // A process on a machine whose clock is an hour behind: connected, beating.
-    const beat = (store: Store) => store.cluster.saveProcess({ id: holder, host: "skewed", pid: 1, startedAt, seenAt: new Date(Date.now() - 3600_000).toISOString(), leader: false, running: [{ taskId: task.id, attempt: 1, agent: "default", conversation: "test:c1" }] })
+    const beat = (store: Store) => store.cluster.saveProcess({ id: holder, host: "skewed", pid: 1, startedAt, seenAt: new Date(Date.now() - 3600_000).toISOString(), leader: false, running: [{ taskId: task.id, run: 1, agent: "default", conversation: "test:c1" }] })
     let other: ClusterLink | undefined
     await cluster(chain(slowEcho(0)), 1, {}, async (store) => {
       await store.save({ tasks: [running], sessions: [sessionOf(task)] })
-      await store.cluster.saveClaim({ id: `${task.id}:1`, taskId: task.id, attempt: 1, holder, startedAt, status: "running" })
+      await store.cluster.saveClaim({ id: `${task.id}:1`, taskId: task.id, run: 1, holder, startedAt, status: "running" })
       await beat(store)
       other = await ClusterLink.connect(db!.url, pino({ level: "silent" }), () => {})
       await other.holdProcessLock(holder)
@@ -282,7 +282,7 @@ describe("several processes on one Postgres", () => {
         await new Promise((resolve) => setTimeout(resolve, 250))
       }
       expect(await store.task(task.id)).toMatchObject({ status: "running", runs: 1 })
-      await store.cluster.saveClaim({ id: `${task.id}:1`, taskId: task.id, attempt: 1, holder, startedAt, status: "done", result: "echo slow elsewhere", endedAt: new Date().toISOString() })
+      await store.cluster.saveClaim({ id: `${task.id}:1`, taskId: task.id, run: 1, holder, startedAt, status: "done", result: "echo slow elsewhere", endedAt: new Date().toISOString() })
       await waitFor(() => allSent().length >= 1, 10_000)
       expect(allSent().map((m) => m.text)).toEqual(["Result: echo slow elsewhere"])
     } finally {

@@ -165,7 +165,7 @@ describe("scale-out: three real processes on one Postgres, SIGKILLed under load"
     expect(live.filter((p) => p.leader).map((p) => p.id)).toEqual([leader.id])
     for (const member of killed) expect(midway.processes.find((p) => p.id === member.id)?.alive).toBe(false)
     const shownRuns = live.flatMap((p) => p.running)
-    for (const run of shownRuns) expect(run).toEqual({ taskId: expect.any(String), attempt: expect.any(Number), agent: expect.any(String), conversation: expect.any(String) })
+    for (const run of shownRuns) expect(run).toEqual({ taskId: expect.any(String), run: expect.any(Number), agent: expect.any(String), conversation: expect.any(String) })
 
     // Every conversation answered; then nothing left to run or send.
     await eventually(() => answered() === conversations.length, "every conversation answered", 60_000).catch(async (error: Error) => {
