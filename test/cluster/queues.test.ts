@@ -1,7 +1,7 @@
 import pino from "pino"
 import type PgBoss from "pg-boss"
 import { afterEach, describe, expect, it } from "vitest"
-import { LeaderCalls } from "../../src/cluster/leader-calls.ts"
+import { LeaderCalls, type CallHandlers } from "../../src/cluster/leader-calls.ts"
 import { ClusterLink } from "../../src/cluster/link.ts"
 import { Claimer, dispatchTask, jobIdOf, startBoss, TASK_QUEUES, type TaskJob } from "../../src/cluster/queues.ts"
 import { newTask } from "../../src/supervisor/task-records.ts"
@@ -48,7 +48,7 @@ describe("the task queues", () => {
     await dispatchTask(queue, one, 60, 1)
     expect(await queue.getQueueSize(TASK_QUEUES.worker)).toBe(1)
     const jobs = await queue.fetch<TaskJob>(TASK_QUEUES.worker, { batchSize: 10 })
-    expect(jobs.map((job) => job.data)).toEqual([{ taskId: one.id, attempt: 1 }])
+    expect(jobs.map((job) => job.data)).toEqual([{ taskId: one.id, run: 1 }])
   })
 
   it("claims at most its concurrency at a time, higher priority first", async () => {
@@ -96,12 +96,21 @@ describe("the job queues at start-up", () => {
 })
 
 describe("leader calls", () => {
+  /** A process's leader calls on `queue`: serving `handlers` (stopped after the test), or only calling. */
+  async function calls(queue: PgBoss, handlers?: CallHandlers): Promise<LeaderCalls> {
+    const made = new LeaderCalls(queue, await link(), log)
+    if (!handlers) await made.start()
+    else {
+      await made.serve(handlers)
+      closers.push(() => made.stop())
+    }
+    return made
+  }
+
   it("returns the leader's answer, and a tool error as a tool error the model reads", async () => {
     const queue = await boss()
-    const leader = new LeaderCalls(queue, await link(), log)
-    const caller = new LeaderCalls(queue, await link(), log)
-    await caller.start()
-    await leader.serve({
+    const caller = await calls(queue)
+    await calls(queue, {
       double: async (n: number) => n * 2,
       refuse: async () => {
         throw new ToolError("Several tasks start with 01AB: give more of the id.")
@@ -110,7 +119,6 @@ describe("leader calls", () => {
         throw new Error("disk full")
       },
     })
-    closers.push(() => leader.stop())
     expect(await caller.call<number>("double", [21])).toBe(42)
     await expect(caller.call("refuse", [])).rejects.toThrow(ToolError)
     await expect(caller.call("refuse", [])).rejects.toThrow("Several tasks start with 01AB")
@@ -121,12 +129,9 @@ describe("leader calls", () => {
 
   it("answers calls while more calls than its slots wait for a user (approvals have slots of their own)", { timeout: 30_000 }, async () => {
     const queue = await boss()
-    const leader = new LeaderCalls(queue, await link(), log)
-    const caller = new LeaderCalls(queue, await link(), log)
-    await caller.start()
+    const caller = await calls(queue)
     const holds: Array<() => void> = []
-    await leader.serve({ hold: () => new Promise<void>((resolve) => holds.push(resolve)), double: async (n: number) => n * 2 })
-    closers.push(() => leader.stop())
+    await calls(queue, { hold: () => new Promise<void>((resolve) => holds.push(resolve)), double: async (n: number) => n * 2 })
     const held = Array.from({ length: 70 }, () => caller.call("hold", [], { waitsForUser: true }))
     await waitFor(() => holds.length === 70, 20_000)
     expect(await caller.call<number>("double", [2])).toBe(4)
@@ -136,47 +141,37 @@ describe("leader calls", () => {
 
   it("hands a call in hand back to the queue when its leader stops, and the next leader answers it", { timeout: 30_000 }, async () => {
     const queue = await boss()
-    const caller = new LeaderCalls(queue, await link(), log)
-    await caller.start()
-    const first = new LeaderCalls(queue, await link(), log)
+    const caller = await calls(queue)
     let taken = 0
-    await first.serve({ approve: () => new Promise((_, reject) => (taken++, first.stopSignal.addEventListener("abort", () => reject(first.stopSignal.reason)))) })
+    const first: LeaderCalls = await calls(queue, { approve: () => new Promise((_, reject) => (taken++, first.stopSignal.addEventListener("abort", () => reject(first.stopSignal.reason)))) })
     const answer = caller.call<string>("approve", [], { waitsForUser: true })
     await waitFor(() => taken === 1, 10_000)
     await first.stop()
-    const next = new LeaderCalls(queue, await link(), log)
-    await next.serve({ approve: async () => "Allow" })
-    closers.push(() => next.stop())
+    await calls(queue, { approve: async () => "Allow" })
     expect(await answer).toBe("Allow")
   })
 
   it("takes over at once the calls a leader that died had in hand, not at their expiry", { timeout: 30_000 }, async () => {
     const queue = await boss()
-    const caller = new LeaderCalls(queue, await link(), log)
-    await caller.start()
-    // A leader that takes the call and is never heard of again (killed): nothing fails its job.
-    const dead = new LeaderCalls(queue, await link(), log)
+    const caller = await calls(queue)
+    // A leader that takes the call and is never heard of again (killed): nothing fails its job,
+    // nor is it stopped after the test.
     let taken = 0
-    await dead.serve({ delegate: () => new Promise(() => void taken++) })
+    await new LeaderCalls(queue, await link(), log).serve({ delegate: () => new Promise(() => void taken++) })
     const answer = caller.call<string>("delegate", [], { expireSeconds: 600 })
     await waitFor(() => taken === 1, 10_000)
     const started = Date.now()
-    const next = new LeaderCalls(queue, await link(), log)
-    await next.serve({ delegate: async () => "staged" })
-    closers.push(() => next.stop())
+    await calls(queue, { delegate: async () => "staged" })
     expect(await answer).toBe("staged")
     expect(Date.now() - started).toBeLessThan(10_000)
   })
 
   it("gives up waiting after waitMs and leaves the call queued for a leader to come", async () => {
     const queue = await boss()
-    const caller = new LeaderCalls(queue, await link(), log)
-    await caller.start()
+    const caller = await calls(queue)
     expect(await caller.call("later", ["x"], { waitMs: 100 })).toBeUndefined()
     const taken: unknown[] = []
-    const leader = new LeaderCalls(queue, await link(), log)
-    await leader.serve({ later: async (value: string) => void taken.push(value) })
-    closers.push(() => leader.stop())
+    await calls(queue, { later: async (value: string) => void taken.push(value) })
     await waitFor(() => taken.length === 1, 5000)
     expect(taken).toEqual(["x"])
   })
