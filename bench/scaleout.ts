@@ -21,7 +21,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { setTimeout as sleep } from "node:timers/promises"
 import { fileURLToPath } from "node:url"
-import { startPostgres } from "../scripts/postgres.mjs"
+import { spawnPostgres } from "../scripts/postgres-process.mjs"
 import type { TaskRecord } from "../src/core/types.ts"
 import type { ClaimRecord } from "../src/store/records.ts"
 import { Store } from "../src/store/store.ts"
@@ -187,7 +187,7 @@ export async function runScaleOutBench(figures: Figures): Promise<void> {
   began = performance.now()
   execFileSync(process.execPath, ["scripts/build.mjs"], { cwd: ROOT, stdio: "inherit" })
   // Not under a mkdtemp folder: its 0700 would shut out the postgres user when run as root.
-  const postgres = await startPostgres({ dir: join(tmpdir(), `steward-bench-pg-${randomBytes(6).toString("hex")}`), temporary: true })
+  const postgres = await spawnPostgres({ dir: join(tmpdir(), `steward-bench-pg-${randomBytes(6).toString("hex")}`), temporary: true })
   const model = await startModelServer(script())
   const dataDir = mkdtempSync(join(tmpdir(), "steward-bench-scaleout-"))
   const env = { DATA_DIR: dataDir, STORE_URL: postgres.url, MODEL: "openai-compatible:scripted", OPENAI_COMPATIBLE_BASE_URL: model.url, MODEL_MAX_RETRIES: "1", WORKER_CONCURRENCY: String(CONCURRENCY) }

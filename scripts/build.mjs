@@ -2,15 +2,23 @@
 // Dependencies stay external (node_modules is there at run time, and sqlite3 is native), so the
 // bundle holds only Steward's own code: one file to load instead of a hundred, no TypeScript
 // runtime. Type checking is `npm run typecheck`; esbuild only strips types.
-import { chmod, rm } from "node:fs/promises"
+import { chmod, readdir, rm } from "node:fs/promises"
+import { basename, join } from "node:path"
 import { build } from "esbuild"
+import { missingRuntimeFiles } from "./runtime-files.mjs"
+
+// Every worker thread's entry (src/**/<name>-worker.ts) is an entry of its own, started from the
+// bundle as ./<name>-worker.js; found by name, so a new worker cannot be left out of the build.
+const workers = {}
+for (const file of await readdir("src", { recursive: true })) {
+  if (file.endsWith("-worker.ts")) workers[basename(file, ".ts")] = join("src", file)
+}
 
 const options = {
   entryPoints: {
     main: "src/main.ts",
     cli: "src/cli.ts",
-    // The memory index runs in a worker thread, started from the bundle as ./index-worker.js.
-    "index-worker": "src/memory/index-worker.ts",
+    ...workers,
   },
   outdir: "dist",
   bundle: true,
@@ -31,3 +39,8 @@ await rm("dist", { recursive: true, force: true })
 await build(options)
 // `npx steward` runs dist/cli.js directly; esbuild keeps the shebang of src/cli.ts.
 await chmod("dist/cli.js", 0o755)
+const missing = missingRuntimeFiles("dist")
+if (missing.length > 0) {
+  console.error(`The build does not contain what these load at run time:\n  ${missing.join("\n  ")}`)
+  process.exit(1)
+}

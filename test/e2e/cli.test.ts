@@ -26,7 +26,7 @@ afterEach(async () => {
 
 async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   const env = { PATH: process.env.PATH, DATA_DIR: dataDir, MODEL: "openai-compatible:scripted", OPENAI_COMPATIBLE_BASE_URL: models?.url ?? "http://127.0.0.1:9/v1" }
-  return run(process.execPath, ["--import", "tsx", "src/cli.ts", ...args], { env, timeout: 30_000 }).then(
+  return run(process.execPath, ["dist/cli.js", ...args], { env, timeout: 30_000 }).then(
     (out) => ({ code: 0, ...out }),
     (error: { code: number; stdout: string; stderr: string }) => ({ code: error.code, stdout: error.stdout, stderr: error.stderr }),
   )

@@ -47,7 +47,7 @@ function start(env: Record<string, string> = {}): StewardProcess {
 const running = (steward: StewardProcess) => waitFor(() => steward.stderr.join("").includes("Steward started"), 30_000)
 
 function cli(...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, ["--import", "tsx", "src/cli.ts", ...args], { cwd: ROOT, env: { PATH: process.env.PATH ?? "", DATA_DIR: dataDir } })
+  const child = spawn(process.execPath, ["dist/cli.js", ...args], { cwd: ROOT, env: { PATH: process.env.PATH ?? "", DATA_DIR: dataDir } })
   let stdout = ""
   let stderr = ""
   child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk))

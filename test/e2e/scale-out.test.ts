@@ -107,12 +107,13 @@ describe("scale-out: three real processes on one Postgres, SIGKILLed under load"
     slack = await startSlackApi()
     store = await Store.open(dataDir, db.url)
     const allowed = conversations.map((c) => `${c.platform}:${c.user}`).join(",")
-    const env = { ...scriptedEnv(dataDir, server.url), STORE_URL: db.url, CLUSTER_LEASE_SECONDS: String(LEASE_SECONDS), WORKER_CONCURRENCY: "4", ALLOWED_USERS: allowed, ...telegramEnv(telegram), ...slackEnv(slack) }
+    const env = { ...scriptedEnv(dataDir, server.url), LOG_LEVEL: process.env.SO_LOG ?? "warn", STORE_URL: db.url, CLUSTER_LEASE_SECONDS: String(LEASE_SECONDS), WORKER_CONCURRENCY: "4", ALLOWED_USERS: allowed, ...telegramEnv(telegram), ...slackEnv(slack) }
     cluster = new ProcessCluster(env, store, slack.signingSecret)
     const leaseMs = LEASE_SECONDS * 1000
     for (let i = 0; i < 3; i++) await cluster.start()
     let leader = await cluster.settled(leaseMs, 30_000)
     const ready = Date.now()
+    const leaders: Leaders = [{ member: leader, since: ready }]
     const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`
 
     // The triggers are due a while after the messages go in: after the first death, around the leader's.
@@ -150,6 +151,7 @@ describe("scale-out: three real processes on one Postgres, SIGKILLed under load"
     const secondKillAt = Date.now()
     await cluster.start()
     leader = await cluster.settled(leaseMs, 20_000)
+    leaders.push({ member: leader, since: Date.now() })
     await delivering
 
     // `steward status` while the work goes on: the processes, one leader alive, what each runs.
@@ -169,7 +171,7 @@ describe("scale-out: three real processes on one Postgres, SIGKILLed under load"
 
     // Every conversation answered; then nothing left to run or send.
     await eventually(() => answered() === conversations.length, "every conversation answered", 60_000).catch(async (error: Error) => {
-      throw new Error(`${error.message}\n${await diagnosis(store!, cluster!)}`)
+      throw new Error(`${error.message}\n${await diagnosis(store!, cluster!, leaders, server!)}`)
     })
     await eventually(
       async () => (await store!.liveTasks()).every((task) => TERMINAL.has(task.status) && task.reported !== false) && (await store!.unsentOutbox()).length === 0,
@@ -243,13 +245,48 @@ describe("scale-out: three real processes on one Postgres, SIGKILLed under load"
   })
 })
 
-/** What is missing and why: the unanswered conversations, the tasks not ended with their claims, the processes' warnings. */
-async function diagnosis(store: Store, cluster: ProcessCluster): Promise<string> {
-  const missing = conversations.filter((c) => repliesIn(c).length < expected(c).length).map((c) => `${c.tag}: ${JSON.stringify(repliesIn(c))}`)
-  const open = (await store.tasks()).filter((task) => !TERMINAL.has(task.status) || task.reported === false)
-  const claims = await Promise.all(open.map(async (task) => ({ ...summary(task), prompt: task.prompt.slice(0, 40), claim: await store.cluster.claim(claimId(task.id, runOf(task))) })))
-  const logs = cluster.members.map((m, i) => `process ${i} (pid ${m.steward.child.pid}${m.killed ? ", killed" : ""}):\n${m.steward.stderr.join("").slice(-3000)}`)
-  return [`unanswered (${missing.length}): ${missing.slice(0, 20).join("; ")}`, `open tasks (${open.length}): ${JSON.stringify(claims.slice(0, 20), null, 1)}`, ...logs].join("\n")
+/** The leaders in turn: who led from when (ms since the epoch). */
+type Leaders = Array<{ member: Member; since: number }>
+
+/**
+ * What is missing and why. Per unanswered conversation: what it shows, its outbox records (what
+ * Steward meant to send and how far it got), its inbox events still pending, its tasks with each
+ * run's holder (which process, killed or not, leading or not), and what its Teller was asked
+ * last; then the tasks left open and the processes' last log lines.
+ */
+async function diagnosis(store: Store, cluster: ProcessCluster, leaders: Leaders, server: ModelServer): Promise<string> {
+  const [tasks, outbox, events] = await Promise.all([store.tasks(), store.outbox(), store.events()])
+  const who = (id: string | undefined) => {
+    const member = cluster.members.find((m) => m.id === id)
+    if (!member) return `${id ?? "nobody"} (unknown)`
+    const led = leaders.filter((l) => l.member === member).map((l) => `led from +${l.since - leaders[0]!.since} ms`)
+    return `process ${cluster.members.indexOf(member)} pid ${member.steward.child.pid}${member.killed ? " killed" : ""}${led.length ? `, ${led.join(", ")}` : ""}`
+  }
+  const missing = conversations.filter((c) => repliesIn(c).length < expected(c).length)
+  const sections = await Promise.all(
+    missing.map(async (c) => {
+      const mine = (conversation: string) => conversation.endsWith(`:${c.place}`)
+      const claims = await Promise.all(
+        tasks
+          .filter((task) => mine(task.conversation))
+          .map(async (task) => {
+            const runs = await Promise.all(Array.from({ length: runOf(task) }, (_, i) => store.cluster.claim(claimId(task.id, i + 1))))
+            const held = runs.map((claim, i) => `run ${i + 1}: ${claim ? `${claim.status} by ${who(claim.holder)}${claim.error ? ` (${claim.error})` : ""}` : "no claim"}`)
+            return `  task ${task.id} ${task.role} ${task.status} reported=${String(task.reported)} "${task.prompt.slice(0, 40)}": ${held.join("; ")}`
+          }),
+      )
+      const records = outbox.filter((record) => mine(record.conversation)).map((r) => `  outbox ${r.id} ${r.status} attempts=${r.attempts} at ${r.createdAt}${r.firingId ? ` firing ${r.firingId}` : ""}${r.error ? ` error ${r.error}` : ""}: ${JSON.stringify(r.text.slice(0, 80))}`)
+      const pending = events.filter((event) => mine(event.conversation)).map((e) => `  pending ${e.kind} ${e.id} attempts=${e.attempts} at ${e.createdAt}: ${JSON.stringify(e.text.slice(0, 80))}`)
+      const asked = server.requests
+        .filter((request) => request.role === "teller" && JSON.stringify(request.body.messages).includes(c.tag))
+        .slice(-4)
+        .map((request) => `  teller request #${request.index}: last message ${JSON.stringify(JSON.stringify(request.body.messages.at(-1)).slice(0, 200))}`)
+      return [`${c.tag} (${c.platform} ${c.place}) shows ${JSON.stringify(repliesIn(c))}, expects ${JSON.stringify(expected(c))}`, ...records, ...pending, ...claims, ...asked].join("\n")
+    }),
+  )
+  const open = tasks.filter((task) => !TERMINAL.has(task.status) || task.reported === false).map((task) => JSON.stringify({ ...summary(task), prompt: task.prompt.slice(0, 40) }))
+  const logs = cluster.members.map((m, i) => `process ${i} (${who(m.id)}):\n${m.steward.stderr.join("").slice(-3000)}`)
+  return [`unanswered (${missing.length}):`, ...sections.slice(0, 10), `open tasks (${open.length}): ${open.slice(0, 20).join("\n")}`, ...logs].join("\n")
 }
 
 function summary(task: TaskRecord) {

@@ -263,7 +263,7 @@ describe("conditional tasks end to end", () => {
 
     await channel.say("when backed up")
     await channel.waitFor(() => channel.sent.length === 3, "the planning report")
-    const cli = await execFileAsync(process.execPath, ["--import", "tsx", "src/cli.ts", "event", "backup_ok"], { env: { PATH: process.env.PATH, DATA_DIR: harness.dataDir }, timeout: 20_000 })
+    const cli = await execFileAsync(process.execPath, ["dist/cli.js", "event", "backup_ok"], { env: { PATH: process.env.PATH, DATA_DIR: harness.dataDir }, timeout: 20_000 })
     expect(cli.stdout).toBe("raised backup_ok\n")
     await channel.waitFor(() => channel.sent.some((m) => m.text === "report: after 2=completed"), "the second conditional report")
     expect(order).toEqual(["after 1", "after 2"])

@@ -80,7 +80,7 @@ describe("schema versions", () => {
     let status: number | undefined
     let stderr = ""
     try {
-      execFileSync(process.execPath, ["--import", "tsx", new URL("../../src/cli.ts", import.meta.url).pathname, "pairing", "list"], { env: { ...process.env, DATA_DIR: dir }, encoding: "utf8", stdio: "pipe" })
+      execFileSync(process.execPath, [new URL("../../dist/cli.js", import.meta.url).pathname, "pairing", "list"], { env: { ...process.env, DATA_DIR: dir }, encoding: "utf8", stdio: "pipe" })
     } catch (error) {
       status = (error as { status: number }).status
       stderr = String((error as { stderr: string }).stderr)

