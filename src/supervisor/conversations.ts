@@ -6,6 +6,7 @@ import type { ConversationId, ImageRef, OutgoingFile, UserId, WorkObserver } fro
 import type { Questions } from "../question/questions.ts"
 import type { InboxEvent, MessageRecord, SessionRecord } from "../store/records.ts"
 import { newId, type Store } from "../store/store.ts"
+import { apology, incident } from "../core/errors.ts"
 import type { Caller, ReplyCapability } from "../tool/capabilities.ts"
 import { readableReport } from "./report.ts"
 import type { Session, Sessions } from "./sessions.ts"
@@ -248,14 +249,16 @@ export class Conversations implements ReplyCapability {
         return
       }
       stopped = controller.signal.reason instanceof StoppedByUser
-      if (!stopped) this.deps.log.error({ err: error, conversation: conversation.id }, "Teller turn failed")
       // The event that started the turn is answered (with the apology) even if the run failed
       // before taking it, so a failure that repeats does not replay it forever.
       if (!consumed.includes(attempt)) consumed.unshift(...conversation.events.splice(conversation.events.indexOf(attempt), 1))
       outcome = { status: "done", text: "" }
       failed = true
-      const why = error instanceof Error ? error.message : String(error)
-      if (!stopped) await this.deps.outbox.add(conversation.id, `Sorry — I could not answer that: ${why}`, `error:${consumed[0]?.id ?? first.id}`)
+      // What failed stays in the log; the user gets a reference the owner can look up.
+      if (!stopped) {
+        const ref = incident(this.deps.log, error, "Teller turn failed", { conversation: conversation.id, user: attempt.user })
+        await this.deps.outbox.add(conversation.id, apology(ref), `error:${consumed[0]?.id ?? first.id}`)
+      }
     } finally {
       this.turns.delete(conversation.id)
       this.turnFirings.delete(conversation.id)
@@ -333,13 +336,14 @@ export class Conversations implements ReplyCapability {
   }
 }
 
-/** For the user, what kept the Teller from answering: the last tool error it got, or its silence. */
+/** For the user, what kept the Teller from answering: the tool that failed last (its error
+ *  text is the model's, and may carry internal detail), or its silence. */
 function whatWentWrong(records: readonly MessageRecord[]): string {
   for (let i = records.length - 1; i >= 0; i--) {
     const message = records[i]!.message
     if (message.role !== "tool") continue
     const error = message.content.find((part) => part.type === "tool-result" && part.output.type === "error-text")
-    if (error?.type === "tool-result" && error.output.type === "error-text") return `my tools kept failing (${error.output.value.slice(0, 200)})`
+    if (error?.type === "tool-result") return `my tools kept failing (${error.toolName.slice(0, 80)})`
   }
   return "the model gave no answer"
 }
