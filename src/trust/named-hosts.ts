@@ -16,17 +16,15 @@ export async function fetchNeedsUser(rawUrl: string, ctx: Pick<ToolContext, "his
     return true
   }
   if (url.search !== "" || url.username !== "" || url.password !== "") return true
-  const host = url.hostname.toLowerCase().replace(/^www\./, "")
+  const host = bare(url.hostname)
   const said = await ctx.history.recent(ctx.conversation, HISTORY_MESSAGES, 0)
-  return !said.some((message) => message.role === "user" && namesHost(message.text.toLowerCase(), host))
+  return !said.some((message) => message.role === "user" && hostsIn(message.text).has(host))
 }
 
-/** `host` as a word of `text` (so "example.com" is not named by "badexample.com"). */
-function namesHost(text: string, host: string): boolean {
-  for (let at = text.indexOf(host); at >= 0; at = text.indexOf(host, at + 1)) {
-    const before = text[at - 1]
-    const after = text[at + host.length]
-    if ((before === undefined || !/[a-z0-9.-]/.test(before)) && (after === undefined || !/[a-z0-9-]/.test(after) || (after === "." && !/[a-z0-9]/.test(text[at + host.length + 1] ?? "")))) return true
-  }
-  return false
+/** The host names a text mentions (in URLs or bare: "example.com", "127.0.0.1"), as compared. */
+function hostsIn(text: string): Set<string> {
+  return new Set([...text.matchAll(/[a-z0-9-]+(?:\.[a-z0-9-]+)+/gi)].map((match) => bare(match[0])))
 }
+
+/** "www.Example.com" and "example.com." are example.com. */
+const bare = (host: string) => host.toLowerCase().replace(/\.$/, "").replace(/^www\./, "")
