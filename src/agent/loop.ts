@@ -10,7 +10,7 @@ import { buildRequest, estimatePrompt, modelName } from "./request.ts"
 import { textOf, toolCalls } from "./messages.ts"
 import { stepEndsRun } from "./run-end.ts"
 import { untrusted } from "../trust/envelope.ts"
-import { TAINTED, taintedRule } from "../trust/taint.ts"
+import { TAINTED, tainted, taintedRule } from "../trust/taint.ts"
 
 export { textOf, toolCalls }
 
@@ -289,7 +289,7 @@ async function execute(input: LoopInput, def: ToolDefinition | undefined, call: 
   const title = pattern === "*" ? def.id : `${def.id} ${pattern}`.slice(0, 80)
   input.onTool?.({ id: call.toolCallId, tool: def.id, status: "running", title })
   try {
-    const value = await def.execute!(parsed.data, { ...input.context, callId: call.toolCallId, fresh: fresh || undefined })
+    const value = await def.execute!(parsed.data, { ...ctx, fresh: fresh || undefined, tainted: tainted(input.log.records) || undefined })
     input.onTool?.({ id: call.toolCallId, tool: def.id, status: "completed", title })
     return { ok: true, value }
   } catch (error) {

@@ -2,7 +2,7 @@ import type { ModelMessage } from "ai"
 import { evaluate, type Rule, type Ruleset } from "../permission/permission.ts"
 import type { MessageRecord } from "../store/records.ts"
 import type { ToolContext, ToolDefinition } from "../tool/tool.ts"
-import { holdsUntrusted } from "./envelope.ts"
+import { holdsUntrusted, untrusted } from "./envelope.ts"
 
 /**
  * Taint: a run whose session has read untrusted content (an envelope, see envelope.ts) may be
@@ -29,6 +29,13 @@ export function tainted(records: readonly MessageRecord[]): boolean {
     }
     return reads
   })
+}
+
+/** A task a tainted run writes starts tainted: what steered the writer may have steered the
+ *  prompt, so the task's own run asks before the same calls. The note rides in the prompt,
+ *  which the task's session records, so the taint survives restarts and other processes. */
+export function taintedPrompt(prompt: string): string {
+  return `${prompt}\n\n${untrusted("the run that wrote this task", "That run had read outside content before writing this task.")}`
 }
 
 /** What the model was given to read, not what it wrote itself. */
