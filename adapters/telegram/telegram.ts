@@ -46,7 +46,7 @@ const COMMAND_NAME = /^[a-z0-9_]{1,32}$/
 type TelegramConfig = Config["telegram"] & { botToken: string }
 
 /**
- * Telegram private chats through grammY: long polling with @grammyjs/runner (or a webhook),
+ * Telegram private chats and groups (what is addressed to the bot) through grammY: long polling with @grammyjs/runner (or a webhook),
  * replies rendered to HTML and split under Telegram's limit, buttons as inline keyboards,
  * "typing…" and a status message per running task. It knows nothing about agents.
  */
@@ -258,10 +258,20 @@ export class TelegramChannel implements Channel {
     this.bot.on("message", async (ctx) => void (await this.hand(handlers, inboundOfMessage(ctx.update.update_id, ctx.message, ctx.me.username, this.fetchFile))))
     this.bot.on("callback_query", async (ctx) => {
       // The button shows a spinner until its query is answered, whatever becomes of the press.
-      // (Steward takes private chats only, where no one but the chat's user can press a button,
-      // so the core never has a note for someone else's press here.)
-      await ctx.answerCallbackQuery().catch((error: unknown) => this.log.warn({ err: error }, "could not answer a button press"))
-      await this.hand(handlers, inboundOfCallback(ctx.update.update_id, ctx.callbackQuery))
+      const answer = (text?: string) => ctx.answerCallbackQuery(text === undefined ? undefined : { text }).catch((error: unknown) => this.log.warn({ err: error }, "could not answer a button press"))
+      const press = inboundOfCallback(ctx.update.update_id, ctx.callbackQuery)
+      // In a private chat no one but its user can press a button: answered at once. In a group
+      // the answer waits for the core, which has a note for someone pressing another's question.
+      if (ctx.chat?.type === "private") {
+        await answer()
+        return void (await this.hand(handlers, press))
+      }
+      let notice: string | undefined
+      try {
+        notice = (await this.hand(handlers, press))?.notice
+      } finally {
+        await answer(notice)
+      }
     })
   }
 

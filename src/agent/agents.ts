@@ -38,12 +38,17 @@ const FrontMatter = z
 export const DEFAULT_WORKER = "default"
 const WORKER_NAME = /^[a-z0-9][a-z0-9_-]*$/
 const RESERVED = new Set(["teller", "planner", "compaction", DEFAULT_WORKER])
+const UNTRUSTED_RULE = "untrusted-content.md"
 
-/** Reads prompts/<role>.md and prompts/workers/<name>.md (front matter: description, model, tools). */
+/** Reads prompts/<role>.md and prompts/workers/<name>.md (front matter: description, model, tools).
+ *  Every agent that acts (not compaction) ends with prompts/untrusted-content.md: the rule that
+ *  what comes in an envelope is data, not instructions (src/trust/envelope.ts). */
 export function loadAgents(dir: string): Agents {
+  const rule = readFileSync(join(dir, UNTRUSTED_RULE), "utf8").trim()
+  const acting = (prompt: string) => `${prompt}\n\n${rule}`
   const read = (file: string) => readFileSync(join(dir, file), "utf8").trim()
   const workers = new Map<string, Agent>([
-    [DEFAULT_WORKER, { name: DEFAULT_WORKER, role: "worker", description: "General-purpose worker: web pages, files in its workspace.", prompt: read("worker.md") }],
+    [DEFAULT_WORKER, { name: DEFAULT_WORKER, role: "worker", description: "General-purpose worker: web pages, files in its workspace.", prompt: acting(read("worker.md")) }],
   ])
   const workerDir = join(dir, "workers")
   for (const file of safeList(workerDir).filter((f) => f.endsWith(".md")).sort()) {
@@ -54,11 +59,11 @@ export function loadAgents(dir: string): Agents {
     const parsed = matter(readFileSync(join(workerDir, file), "utf8"))
     const front = FrontMatter.safeParse(parsed.data)
     if (!front.success) throw new ConfigError(where, `${where}: ${front.error.issues.map((i) => `${i.path.join(".") || "front matter"}: ${i.message}`).join("; ")}`)
-    workers.set(name, { name, role: "worker", prompt: parsed.content.trim(), ...front.data })
+    workers.set(name, { name, role: "worker", prompt: acting(parsed.content.trim()), ...front.data })
   }
   return {
-    teller: { name: "teller", role: "teller", description: "Talks to the user", prompt: read("teller.md") },
-    planner: { name: "planner", role: "planner", description: "Plans and dispatches work", prompt: read("planner.md") },
+    teller: { name: "teller", role: "teller", description: "Talks to the user", prompt: acting(read("teller.md")) },
+    planner: { name: "planner", role: "planner", description: "Plans and dispatches work", prompt: acting(read("planner.md")) },
     compaction: { name: "compaction", role: "compaction", description: "Summarises a session", prompt: read("compaction.md") },
     workers,
   }

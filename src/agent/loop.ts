@@ -9,6 +9,8 @@ import { CLEAR_ALL_TOOL_OUTPUT, DEFAULT_PRUNE, imagePart, pruneLimits, toModelMe
 import { buildRequest, estimatePrompt, modelName } from "./request.ts"
 import { textOf, toolCalls } from "./messages.ts"
 import { stepEndsRun } from "./run-end.ts"
+import { untrusted } from "../trust/envelope.ts"
+import { TAINTED, tainted, taintedRule } from "../trust/taint.ts"
 
 export { textOf, toolCalls }
 
@@ -251,12 +253,13 @@ async function answerPendingCalls(input: LoopInput, fresh: boolean): Promise<Too
     const def = input.tools.find((candidate) => candidate.id === call.toolName)
     const output = await execute(input, def, call, fresh)
     if (output.ok && output.value === AWAIT_ANSWER) return call
-    await log.append({ message: { role: "tool", content: [toolResult(call, output)] } })
+    await log.append({ message: { role: "tool", content: [toolResult(call, output, def?.untrustedOutput && sourceOf(def, call, input.context.role))] } })
   }
   return undefined
 }
 
-type Output = { ok: true; value: unknown } | { ok: false; error: string }
+/** `ran`: the error is the tool's own (it ran and failed), not a refusal before it ran. */
+type Output = { ok: true; value: unknown } | { ok: false; error: string; ran?: true }
 
 async function execute(input: LoopInput, def: ToolDefinition | undefined, call: ToolCallPart, fresh: boolean): Promise<Output> {
   if (!def) return { ok: false, error: `Unknown tool "${call.toolName}". Available tools: ${input.tools.map((t) => t.id).join(", ")}.` }
@@ -273,16 +276,20 @@ async function execute(input: LoopInput, def: ToolDefinition | undefined, call: 
     }
   }
   const pattern = def.pattern?.(parsed.data, input.context.role) ?? "*"
-  const rule = evaluate(def.id, pattern, input.rules)
-  if (rule.action === "deny") return { ok: false, error: `Permission denied: ${def.id} may not be used on "${pattern}".` }
+  const own = evaluate(def.id, pattern, input.rules)
+  // A call the tool's rule allows may still need the user once the run has read untrusted content.
+  const ctx = { ...input.context, callId: call.toolCallId }
+  const rule = (own.action === "allow" && (await taintedRule(def, parsed.data, pattern, ctx, input.rules, input.log.records))) || own
+  const permission = rule === own ? def.id : `${TAINTED}${def.id}`
+  if (rule.action === "deny") return { ok: false, error: `Permission denied: ${permission} may not be used on "${pattern}".` }
   if (rule.action === "ask") {
-    const approved = await input.context.questions.approve({ ...input.context, callId: call.toolCallId }, def.id, pattern)
+    const approved = await input.context.questions.approve(ctx, permission, pattern)
     if (!approved) return { ok: false, error: `Permission denied by the user: ${def.id} may not be used on "${pattern}".` }
   }
   const title = pattern === "*" ? def.id : `${def.id} ${pattern}`.slice(0, 80)
   input.onTool?.({ id: call.toolCallId, tool: def.id, status: "running", title })
   try {
-    const value = await def.execute!(parsed.data, { ...input.context, callId: call.toolCallId, fresh: fresh || undefined })
+    const value = await def.execute!(parsed.data, { ...ctx, fresh: fresh || undefined, tainted: tainted(input.log.records) || undefined })
     input.onTool?.({ id: call.toolCallId, tool: def.id, status: "completed", title })
     return { ok: true, value }
   } catch (error) {
@@ -290,7 +297,7 @@ async function execute(input: LoopInput, def: ToolDefinition | undefined, call: 
     if (input.context.abort.aborted) throw error
     input.onTool?.({ id: call.toolCallId, tool: def.id, status: "error", title })
     const message = error instanceof Error ? error.message : String(error)
-    return { ok: false, error: error instanceof ToolError ? message : `Tool ${def.id} failed: ${message}` }
+    return { ok: false, ran: true, error: error instanceof ToolError ? message : `Tool ${def.id} failed: ${message}` }
   }
 }
 
@@ -353,11 +360,19 @@ function userMessage(text: string, images?: ImageRef[]): ModelMessage {
   return { role: "user", content: [{ type: "text", text }, ...images.map(imagePart)] }
 }
 
-function toolResult(call: ToolCallPart, output: Output): ToolResultPart {
-  return {
-    type: "tool-result",
-    toolCallId: call.toolCallId,
-    toolName: call.toolName,
-    output: output.ok ? { type: "json", value: (output.value ?? null) as never } : { type: "error-text", value: output.error },
-  }
+/** Where outside content came from, for its envelope: the tool and what it was used on. */
+function sourceOf(def: ToolDefinition, call: ToolCallPart, role: ToolContext["role"]): string {
+  const parsed = def.parameters.safeParse(call.input)
+  const on = parsed.success ? (def.pattern?.(parsed.data, role) ?? "") : ""
+  return `${def.id} ${on}`.trim().slice(0, 200)
+}
+
+/** A tool's result as the log keeps it. Outside content (`untrustedFrom`) is handed to the model
+ *  in an envelope; refusals made before the tool ran (permissions, bad input) are Steward's own. */
+function toolResult(call: ToolCallPart, output: Output, untrustedFrom?: string | false): ToolResultPart {
+  const outside = untrustedFrom && (output.ok || output.ran)
+  const shown: ToolResultPart["output"] = output.ok
+    ? outside ? { type: "text", value: untrusted(untrustedFrom, JSON.stringify(output.value ?? null)) } : { type: "json", value: (output.value ?? null) as never }
+    : { type: "error-text", value: outside ? untrusted(untrustedFrom, output.error) : output.error }
+  return { type: "tool-result", toolCallId: call.toolCallId, toolName: call.toolName, output: shown }
 }

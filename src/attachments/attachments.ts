@@ -2,6 +2,7 @@ import { mkdir, open } from "node:fs/promises"
 import path from "node:path"
 import type { Logger } from "pino"
 import { FileTooLarge } from "../channel/channel.ts"
+import { incident } from "../core/errors.ts"
 import type { ImageRef, InboundAttachment, UserId } from "../core/types.ts"
 import { userWorkspaceDir, workspaceRelative, workspaceUsage } from "../tool/workspace.ts"
 import { extensionOf, isModelImage, mediaTypeOf, sizeText } from "./media-types.ts"
@@ -73,8 +74,8 @@ export class Attachments {
         if (error instanceof FileTooLarge && error.maxBytes < this.deps.maxBytes) refused("the workspace is full", `${name} is too big for what is left: ${full}`)
         else if (error instanceof FileTooLarge) refused("over the size limit", `${name} is over ${limit}, so I did not save it.`)
         else {
-          this.deps.log.warn({ err: error, user, file: name }, "could not download a file a user sent")
-          refused("could not be downloaded", `I could not fetch ${name} (${reason(error)}); please send it again.`)
+          const ref = incident(this.deps.log, error, "could not download a file a user sent", { user, file: name })
+          refused("could not be downloaded", `I could not fetch ${name} (reference ${ref}); please send it again.`)
         }
         continue
       }
@@ -101,8 +102,7 @@ export class Attachments {
     try {
       return (await this.deps.transcribe(bytes)).trim() || undefined
     } catch (error) {
-      this.deps.log.warn({ err: error, file: name }, "could not transcribe a voice message")
-      notices.push(`I saved ${name} but could not transcribe it (${reason(error)}).`)
+      notices.push(`I saved ${name} but could not transcribe it (reference ${incident(this.deps.log, error, "could not transcribe a voice message", { file: name })}).`)
       return undefined
     }
   }
@@ -149,4 +149,3 @@ async function usage(userDir: string): Promise<number> {
   })
 }
 
-const reason = (error: unknown) => (error instanceof Error ? error.message : String(error))

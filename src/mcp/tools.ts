@@ -33,6 +33,10 @@ export function mcpTool(source: McpToolSource, tool: Tool, name: string): ToolDe
     inputSchema,
     // The arguments, so a rule can tell calls apart and an owner asked to allow one sees what it does.
     pattern: (args) => JSON.stringify(args).slice(0, PATTERN_CHARS),
+    // What a server answers is outside content; only a tool it declares read-only may run
+    // unasked once the run has read such content.
+    untrustedOutput: true,
+    ...(tool.annotations?.readOnlyHint !== true && { guardedWhenTainted: true as const }),
     async execute(args, ctx) {
       let result: CallToolResult
       try {

@@ -6,6 +6,7 @@
  */
 import { readFile, unlink, writeFile } from "node:fs/promises"
 import path from "node:path"
+import { untrusted } from "../trust/envelope.ts"
 import { DAILY_FOLDER, LONG_TERM_FILE, listNotes } from "./notes.ts"
 
 /** memory.md as the agents see it: at most this many bytes, the newest kept. */
@@ -38,7 +39,8 @@ export async function memorySnapshot(folder: string): Promise<string> {
     "<memory>",
     "What this user asked you to remember (memory.md; newest last). Use it; the `forget` tool corrects or removes it.",
     ...(cut ? ["(older entries left out)"] : []),
-    text,
+    // Notes are a model's words (a remember call): data, never instructions.
+    untrusted("memory.md", text, { stable: true }),
     "</memory>",
   ].join("\n")
 }

@@ -2,7 +2,7 @@ import type { Logger } from "pino"
 import { TERMINAL, type FiringRecord, type TaskStatus, type TriggerRecord } from "../core/types.ts"
 import { newId, type Store } from "../store/store.ts"
 import type { SchedulerHost } from "./host.ts"
-import { errorText } from "../core/errors.ts"
+import { internalError } from "../core/errors.ts"
 import type { TriggerTable } from "./trigger-table.ts"
 
 export interface FiringsDeps {
@@ -120,8 +120,7 @@ export class Firings {
     try {
       taskId = await this.host.startRun(trigger, firing)
     } catch (error) {
-      const reason = `its run could not be started: ${errorText(error)}`
-      this.log.error({ err: error, trigger: trigger.id, firing: firing.id }, "could not start a trigger's run")
+      const reason = `its run could not be started: ${internalError(this.log, error, "could not start a trigger's run", { trigger: trigger.id, firing: firing.id })}`
       await this.runEnded(trigger, "failed", reason, "told")
       return this.tell(trigger, `The schedule ${trigger.id} (“${trigger.prompt.slice(0, 80)}”) was due, but ${reason}.`)
     }

@@ -6,6 +6,8 @@ export interface TriggerSummary {
   id: string
   kind: TriggerRecord["kind"]
   prompt: string
+  /** Who created it: whose it is to cancel, pause or resume in a shared conversation. */
+  user: TriggerRecord["user"]
   nextRunAt?: string
   lastOutcome?: string
   status: TriggerRecord["status"]
@@ -67,6 +69,7 @@ export class TriggerTable {
         id: trigger.id,
         kind: trigger.kind,
         prompt: trigger.prompt.slice(0, 100),
+        user: trigger.user,
         nextRunAt: trigger.nextRunAt ?? (trigger.cooldownUntil && Date.parse(trigger.cooldownUntil) > now ? trigger.cooldownUntil : undefined),
         lastOutcome: trigger.lastOutcome,
         status: trigger.status,

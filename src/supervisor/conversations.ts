@@ -6,9 +6,11 @@ import type { ConversationId, ImageRef, OutgoingFile, UserId, WorkObserver } fro
 import type { Questions } from "../question/questions.ts"
 import type { InboxEvent, MessageRecord, SessionRecord } from "../store/records.ts"
 import { newId, type Store } from "../store/store.ts"
+import { apology, incident } from "../core/errors.ts"
 import type { Caller, ReplyCapability } from "../tool/capabilities.ts"
 import { readableReport } from "./report.ts"
 import type { Session, Sessions } from "./sessions.ts"
+import { firstOf, nextAuthor, putBack, takeOwn } from "./turn-author.ts"
 
 /** Why a turn was aborted by the user's /stop: it ends without an apology or a relayed report. */
 class StoppedByUser extends Error {}
@@ -43,14 +45,16 @@ interface Conversation {
 
 /**
  * The conversations: each one's inbox of events (user messages, task results, answers) and
- * the Teller turns that handle them — one turn at a time per conversation, in arrival order; an
- * event that arrives mid-turn is handed to the running turn at its next step.
+ * the Teller turns that handle them — one turn at a time per conversation, each acting for one
+ * author (turn-author.ts); an event of that author that arrives mid-turn is handed to the
+ * running turn at its next step, another person's waits for a turn of their own.
  */
 export class Conversations implements ReplyCapability {
   private conversations = new Map<ConversationId, Conversation>()
   /** Per conversation, the trigger firings whose reports the running Teller turn is handling. */
   private turnFirings = new Map<ConversationId, Set<string>>()
-  private turns = new Map<ConversationId, AbortController>()
+  /** Per conversation, the running turn and whom it acts for. */
+  private turns = new Map<ConversationId, { controller: AbortController; user: UserId }>()
   /** Turns under way, so stop() can wait for them. */
   private inflight = new Set<Promise<unknown>>()
   /** Ids of the events queued or being handled: an event is taken once, however often it is
@@ -74,7 +78,7 @@ export class Conversations implements ReplyCapability {
   /** Aborts running turns and waits for them; their events stay pending and are replayed from
    *  the log at the next start. */
   async stop(): Promise<void> {
-    for (const controller of this.turns.values()) controller.abort(new Error("Steward is stopping"))
+    for (const { controller } of this.turns.values()) controller.abort(new Error("Steward is stopping"))
     await Promise.allSettled(this.inflight)
   }
 
@@ -88,12 +92,18 @@ export class Conversations implements ReplyCapability {
     return new Set([...this.conversations.values()].filter((c) => c.busy).map((c) => c.id))
   }
 
-  /** /stop: aborts the conversation's running Teller turn; false when none runs. */
-  stopTurn(conversation: ConversationId): boolean {
-    const controller = this.turns.get(conversation)
-    if (!controller) return false
-    controller.abort(new StoppedByUser("stopped by the user"))
+  /** /stop: aborts the conversation's running Teller turn — only one acting for `user`, when
+   *  given; false when there is none to stop. */
+  stopTurn(conversation: ConversationId, user?: UserId): boolean {
+    const turn = this.turns.get(conversation)
+    if (!turn || (user !== undefined && turn.user !== user)) return false
+    turn.controller.abort(new StoppedByUser("stopped by the user"))
     return true
+  }
+
+  /** Whom the conversation's running turn acts for, if one runs. */
+  turnAuthor(conversation: ConversationId): UserId | undefined {
+    return this.turns.get(conversation)?.user
   }
 
   /** Whose conversation this is, if Steward has one with that id. */
@@ -186,12 +196,13 @@ export class Conversations implements ReplyCapability {
   }
 
   private async turn(conversation: Conversation): Promise<void> {
-    const first = conversation.events[0]!
+    // A turn acts for one author: the other people's events wait for turns of their own.
+    const first = firstOf(conversation.events, nextAuthor(conversation.events)!)!
     const attempt = { ...first, attempts: first.attempts + 1 }
     // Not awaited on its own: the store keeps write order, and the turn's first model call waits
     // for a later write (its input), so the attempt is on disk before anything is acted on.
     this.deps.store.save({ events: [attempt] }).catch((error) => this.deps.log.error({ err: error }, "could not record a turn attempt"))
-    conversation.events[0] = attempt
+    conversation.events[conversation.events.indexOf(first)] = attempt
     const session = await this.tellerSession(conversation)
     try {
       await this.handle(conversation, session, attempt, first)
@@ -202,7 +213,7 @@ export class Conversations implements ReplyCapability {
 
   private async handle(conversation: Conversation, session: Session, attempt: InboxEvent, first: InboxEvent): Promise<void> {
     if (attempt.attempts > MAX_TURN_ATTEMPTS) {
-      conversation.events.shift()
+      conversation.events.splice(conversation.events.indexOf(attempt), 1)
       // Results are sent as they are; a message the user can send again.
       if (attempt.kind === "task_results") await this.relayResults(attempt)
       else await this.deps.outbox.add(conversation.id, "Sorry — I kept failing while handling your last message, so I stopped. Please send it again.", `giveup:${attempt.id}`)
@@ -213,7 +224,7 @@ export class Conversations implements ReplyCapability {
     const firings = new Set<string>()
     this.turnFirings.set(conversation.id, firings)
     const takeInput = () => {
-      const taken = conversation.events.splice(0, conversation.events.length)
+      const taken = takeOwn(conversation.events, attempt.user)
       consumed.push(...taken)
       for (const event of taken) if (event.firingId) firings.add(event.firingId)
       // An answer reaches the Teller as the result of its ask_user call, not as a message.
@@ -227,25 +238,27 @@ export class Conversations implements ReplyCapability {
     let failed = false
     let stopped = false
     try {
-      this.turns.set(conversation.id, controller)
-      // The turn acts for whoever wrote the message that started it — in a shared thread not
+      this.turns.set(conversation.id, { controller, user: attempt.user })
+      // The turn acts for the author of the events it takes — in a shared thread not
       // necessarily the conversation's first user: their memory, their tasks, their rights.
       outcome = await this.deps.runTeller(session, controller.signal, { conversation: conversation.id, user: attempt.user }, takeInput)
     } catch (error) {
       if (this.deps.stopping()) {
         // Left pending: the next start replays the turn from the log.
-        conversation.events.unshift(...consumed)
+        putBack(conversation.events, consumed)
         return
       }
       stopped = controller.signal.reason instanceof StoppedByUser
-      if (!stopped) this.deps.log.error({ err: error, conversation: conversation.id }, "Teller turn failed")
       // The event that started the turn is answered (with the apology) even if the run failed
       // before taking it, so a failure that repeats does not replay it forever.
       if (!consumed.includes(attempt)) consumed.unshift(...conversation.events.splice(conversation.events.indexOf(attempt), 1))
       outcome = { status: "done", text: "" }
       failed = true
-      const why = error instanceof Error ? error.message : String(error)
-      if (!stopped) await this.deps.outbox.add(conversation.id, `Sorry — I could not answer that: ${why}`, `error:${consumed[0]?.id ?? first.id}`)
+      // What failed stays in the log; the user gets a reference the owner can look up.
+      if (!stopped) {
+        const ref = incident(this.deps.log, error, "Teller turn failed", { conversation: conversation.id, user: attempt.user })
+        await this.deps.outbox.add(conversation.id, apology(ref), `error:${consumed[0]?.id ?? first.id}`)
+      }
     } finally {
       this.turns.delete(conversation.id)
       this.turnFirings.delete(conversation.id)
@@ -323,13 +336,14 @@ export class Conversations implements ReplyCapability {
   }
 }
 
-/** For the user, what kept the Teller from answering: the last tool error it got, or its silence. */
+/** For the user, what kept the Teller from answering: the tool that failed last (its error
+ *  text is the model's, and may carry internal detail), or its silence. */
 function whatWentWrong(records: readonly MessageRecord[]): string {
   for (let i = records.length - 1; i >= 0; i--) {
     const message = records[i]!.message
     if (message.role !== "tool") continue
     const error = message.content.find((part) => part.type === "tool-result" && part.output.type === "error-text")
-    if (error?.type === "tool-result" && error.output.type === "error-text") return `my tools kept failing (${error.output.value.slice(0, 200)})`
+    if (error?.type === "tool-result") return `my tools kept failing (${error.toolName.slice(0, 80)})`
   }
   return "the model gave no answer"
 }

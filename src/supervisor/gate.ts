@@ -126,6 +126,9 @@ export class InboundGate {
     const origin = `command:${message.eventId ?? newId()}`
     const typed = { history: [{ id: newId(), conversation, role: "user" as const, text: message.text }] }
     const answer = (text: string) => this.deps.outbox.add(conversation, text, origin, typed)
+    // In a conversation several people share, a user's commands reach their own turns, tasks and
+    // schedules only; an owner's reach everyone's.
+    const scope = this.deps.access.isOwner(user) ? undefined : user
     switch (command.kind) {
       case "help":
         return void (await answer(helpText(this.commands(), this.deps.access.isOwner(user))))
@@ -133,7 +136,7 @@ export class InboundGate {
         return void (await answer(tasksText(board.openIn(conversation), scheduler.list(conversation), this.deps.profiles.timeZoneOf(user))))
       case "cancel": {
         if (!command.id) return void (await answer("Usage: /cancel <task id> (see /tasks)"))
-        const resolved = board.resolve(conversation, command.id)
+        const resolved = board.resolve(conversation, command.id, scope)
         if ("error" in resolved) return void (await answer(resolved.unknown ? `No queued or running task or schedule ${command.id} in this conversation.` : resolved.error))
         const id = resolved.id
         const task = board.get(id)
@@ -142,18 +145,21 @@ export class InboundGate {
       }
       case "pause":
       case "resume":
-        return void (await answer(await this.pauseOrResume(command.kind, conversation, user, command.id)))
+        return void (await answer(await this.pauseOrResume(command.kind, conversation, user, command.id, scope)))
       case "stop":
-        return void (await answer(await this.stop(conversation)))
+        return void (await answer(await this.stop(conversation, scope)))
       case "timezone":
         return void (await answer(await this.timeZoneCommand(user, command.zone)))
       case "memory":
         return void (await answer(await this.deps.memoryOverview(user)))
-      case "new":
+      case "new": {
+        const busy = this.othersAtWork(conversation, scope)
+        if (busy) return void (await answer(`A request of ${busy} is still being handled here; /new would cut it short. Try again once it is done.`))
         await conversations.newTellerSession(conversation, user)
         await answer("Started a fresh conversation. What I remembered is still there.")
         // Messages held behind the dismissed question go to the new session.
         return conversations.resume(conversation)
+      }
       case "pairing":
         return void (await answer(await this.pairingCommand(user, command.args)))
       case "worker":
@@ -165,10 +171,11 @@ export class InboundGate {
   }
 
   /** /pause and /resume: a schedule of this conversation, by id or unique prefix. */
-  private async pauseOrResume(kind: "pause" | "resume", conversation: ConversationId, user: UserId, given: string | undefined): Promise<string> {
+  private async pauseOrResume(kind: "pause" | "resume", conversation: ConversationId, user: UserId, given: string | undefined, scope: UserId | undefined): Promise<string> {
     const { scheduler, profiles } = this.deps
     if (!given) return `Usage: /${kind} <schedule id> (see /tasks)`
-    const resolved = resolveId(given, scheduler.list(conversation).map((trigger) => trigger.id), "schedule")
+    const schedules = scheduler.list(conversation).filter((trigger) => scope === undefined || trigger.user === scope)
+    const resolved = resolveId(given, schedules.map((trigger) => trigger.id), "schedule")
     if ("error" in resolved) return `Could not ${kind}: ${resolved.error}.`
     const changed = kind === "pause" ? await scheduler.pauseTrigger(resolved.id, conversation) : await scheduler.resumeTrigger(resolved.id, conversation)
     if (typeof changed === "string") return `Could not ${kind}: ${changed}.`
@@ -178,13 +185,22 @@ export class InboundGate {
     return `Resumed ${changed.id}: ${next}. Runs missed while paused are not caught up.`
   }
 
-  /** /stop: the Teller's turn and every task of the conversation, with the tasks they started. */
-  private async stop(conversation: ConversationId): Promise<string> {
-    const turn = this.deps.conversations.stopTurn(conversation)
-    const tasks = await this.deps.board.stopAll(conversation, "stopped by the user (/stop)")
+  /** /stop: the Teller's turn and every task of the conversation, with the tasks they started
+   *  (`scope`'s only, when given). */
+  private async stop(conversation: ConversationId, scope: UserId | undefined): Promise<string> {
+    const turn = this.deps.conversations.stopTurn(conversation, scope)
+    const tasks = await this.deps.board.stopAll(conversation, "stopped by the user (/stop)", scope)
     if (!turn && tasks.length === 0) return "Nothing is running here."
     const parts = [...(turn ? ["the reply I was writing"] : []), ...(tasks.length ? [`${tasks.length} task${tasks.length === 1 ? "" : "s"} (${tasks.join(", ")})`] : [])]
     return `Stopped ${parts.join(" and ")}. Schedules stay; /pause one to hold it.`
+  }
+
+  /** Who else's work /new would cut short (`scope` set: the user is no owner): a turn running for
+   *  them, or the Teller's open question to them. */
+  private othersAtWork(conversation: ConversationId, scope: UserId | undefined): UserId | undefined {
+    if (scope === undefined) return undefined
+    const others = [this.deps.conversations.turnAuthor(conversation), this.deps.questions.openIn(conversation, "ask_user")?.user]
+    return others.find((other) => other !== undefined && other !== scope)
   }
 
   private async timeZoneCommand(user: UserId, zone: string | undefined): Promise<string> {

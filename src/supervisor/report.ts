@@ -1,15 +1,18 @@
 import type { TaskRecord } from "../core/types.ts"
+import { defused, untrusted, unwrapped } from "../trust/envelope.ts"
 
 /**
  * What the Teller is woken with when a batch ends: every task's id, status and result, and
  * its session id (seed 000's <task_metadata>) so the work can be continued with session_id.
+ * A result is what a Worker made of what it read: it comes in an envelope (trust/envelope.ts),
+ * and nothing in it — nor in a model-written prompt — can close the report or forge a task.
  */
 export function reportText(batch: readonly TaskRecord[]): string {
   const tasks = batch.map((task) =>
     [
       `<task id="${task.id}" agent="${task.agent}" status="${task.status}">`,
-      `Prompt: ${task.prompt}`,
-      task.status === "completed" ? (task.result || "(no output)") : `Error: ${task.error ?? task.status}`,
+      `Prompt: ${defused(task.prompt)}`,
+      task.status === "completed" ? untrusted(`${task.agent} report`, task.result || "(no output)") : `Error: ${defused(task.error ?? task.status)}`,
       "<task_metadata>",
       `session_id: ${task.sessionId}`,
       "</task_metadata>",
@@ -31,7 +34,7 @@ export function reportText(batch: readonly TaskRecord[]): string {
  * meant for the model.
  */
 export function readableReport(report: string): string {
-  return report
+  return unwrapped(report)
     .replace(/<task_metadata>[\s\S]*?<\/task_metadata>\n?/g, "")
     .replace(/<task id="([^"]*)" agent="([^"]*)" status="([^"]*)">\n/g, "\n*Task $1* ($2): $3\n")
     .replace(/<\/?task(-results)?>\n?/g, "")

@@ -62,7 +62,8 @@ export class Schedules implements ScheduleCapability {
       const triggerId = record.firingId.split("/")[0]!
       const owner = await scheduler.owner(triggerId)
       if (owner && owner !== record.conversation) {
-        await outbox.add(owner, `A scheduled report could not be delivered to ${record.conversation}: ${record.error ?? "unknown error"}`, `undelivered:${record.id}`)
+        // The platform's refusal is in the log under the outbox record's id.
+        await outbox.add(owner, `A scheduled report could not be delivered to ${record.conversation} (reference ${record.id}).`, `undelivered:${record.id}`)
       }
     } catch (error) {
       this.deps.log.error({ err: error, firing: record.firingId }, "could not record a report's delivery")

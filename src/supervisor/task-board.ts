@@ -15,7 +15,7 @@ import { TaskQueue } from "./queue.ts"
 import { reportText } from "./report.ts"
 import type { Sessions } from "./sessions.ts"
 import { listTasks } from "./task-listing.ts"
-import { errorText } from "../core/errors.ts"
+import { errorText, internalError } from "../core/errors.ts"
 import { CLUSTER_MAX_TASK_ATTEMPTS, HandedOver, interrupted, MAX_TASK_ATTEMPTS, Interrupted, isQuietRun, runOf, sessionInUse, TimedOut, newTask, resultsEventId, runTask, sessionOf } from "./task-records.ts"
 
 export interface TaskBoardDeps {
@@ -166,15 +166,16 @@ export class TaskBoard implements TaskCapability {
     return listTasks({ ...this.deps, live: this.tasks.values() }, caller, filter)
   }
 
-  /** Which open task or schedule of the conversation `given` (an id or unique prefix) names. */
-  resolve(conversation: ConversationId, given: string): ReturnType<typeof resolveId> {
-    return resolveId(given, [...this.openIn(conversation).map((task) => task.id), ...this.deps.scheduler.list(conversation).map((trigger) => trigger.id)])
+  /** Which open task or schedule of the conversation `given` (an id or unique prefix) names:
+   *  of `user`'s, when given (in a shared conversation one person's are not another's). */
+  resolve(conversation: ConversationId, given: string, user?: UserId): ReturnType<typeof resolveId> {
+    return resolveId(given, [...this.openIn(conversation), ...this.deps.scheduler.list(conversation)].filter((item) => user === undefined || item.user === user).map((item) => item.id))
   }
 
   /** Cancels a queued task of the caller's conversation; a running one is not touched (seed 002).
    *  An unknown id is `false`; an ambiguous prefix is an error the model reads. */
   async cancelTask(caller: Caller, given: string): Promise<boolean> {
-    const resolved = this.resolve(caller.conversation, given)
+    const resolved = this.resolve(caller.conversation, given, caller.user)
     if ("error" in resolved) {
       if (resolved.unknown) return false
       throw new ToolError(resolved.error)
@@ -187,10 +188,9 @@ export class TaskBoard implements TaskCapability {
     return true
   }
 
-  /** /stop: aborts every task of the conversation that has not ended, with the tasks they
-   *  committed; their results wake nobody. Returns the ids stopped. */
-  async stopAll(conversation: ConversationId, reason: string): Promise<string[]> {
-    const open = this.openIn(conversation)
+  /** /stop: aborts the conversation's open tasks (`user`'s, if given) with what they committed; their results wake nobody. Returns the ids. */
+  async stopAll(conversation: ConversationId, reason: string, user?: UserId): Promise<string[]> {
+    const open = this.openIn(conversation).filter((task) => user === undefined || task.user === user)
     // The batch heads are what report: the tasks themselves, or the Planner that committed them.
     for (const task of open) this.silenced.add(isBatchHead(task) ? task.id : task.parentTaskId!)
     const stopped: string[] = []
@@ -309,7 +309,7 @@ export class TaskBoard implements TaskCapability {
           if (this.deps.stopping()) return this.deps.store.save({ tasks: [interrupted(this.tasks.get(task.id)!, false)] })
           const why: unknown = controller.signal.aborted ? controller.signal.reason : error
           const status: TaskStatus = why instanceof TimedOut ? "timed_out" : why instanceof Cancelled ? "cancelled" : "failed"
-          return this.finish(this.tasks.get(task.id)!, { status, error: errorText(why) })
+          return this.finish(this.tasks.get(task.id)!, { status, error: status === "failed" ? internalError(this.deps.log, why, "task failed", { task: task.id }) : errorText(why) })
         },
       )
       .catch((error) => this.deps.log.error({ err: error, task: task.id }, "could not record the end of a task"))

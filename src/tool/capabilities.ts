@@ -26,6 +26,8 @@ export interface Caller {
   fresh?: boolean
   /** The task this run executes (planner and worker runs). */
   taskId?: string
+  /** Set by the agent loop: the run has read untrusted content (src/trust/taint.ts). */
+  tainted?: boolean
   abort: AbortSignal
 }
 

@@ -1,6 +1,7 @@
 import { z } from "zod"
 import { delegateTarget, refusal } from "../permission/roles.ts"
 import { Condition } from "../schedule/condition.ts"
+import { taintedPrompt } from "../trust/taint.ts"
 import { defineTool, ToolError, type ToolDefinition } from "./tool.ts"
 
 export interface WorkerType {
@@ -48,7 +49,7 @@ export function createDelegateTool(workers: readonly WorkerType[]): ToolDefiniti
         throw new ToolError(`Unknown worker type "${args.worker}". Available: ${workers.map((w) => w.name).join(", ")}.`)
       }
       return ctx.tasks.delegate(ctx, {
-        prompt: args.prompt,
+        prompt: ctx.tainted ? taintedPrompt(args.prompt) : args.prompt,
         type: args.type ?? "oneshot",
         condition: args.condition,
         priority: args.priority ?? 5,

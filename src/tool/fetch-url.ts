@@ -3,6 +3,7 @@ import { AddressPolicy, BlockedDestination, type AllowList } from "../web/addres
 import { charsetOf, decodeText } from "../web/decode.ts"
 import { GuardedFetch, readCapped, RequestTimedOut, TooManyRedirects, type Resolve } from "../web/guarded-fetch.ts"
 import { ConversionTimedOut, HtmlToText } from "../web/html-text.ts"
+import { fetchNeedsUser } from "../trust/named-hosts.ts"
 import { defineTool, ToolError } from "./tool.ts"
 
 // A page that has not answered within 15 s is not worth holding a worker for; the run's own
@@ -54,6 +55,8 @@ export function createFetchUrlTool(settings: FetchUrlSettings) {
       "Binary content such as images or PDFs is refused, and so are addresses on private networks.",
     parameters,
     pattern: (args) => args.url,
+    untrustedOutput: true,
+    guardedWhenTainted: (args, ctx) => fetchNeedsUser(args.url, ctx),
     async execute({ url, maxChars = DEFAULT_MAX_CHARS }, ctx) {
       try {
         return await client.get(httpUrl(url), ctx.abort, ACCEPT, async (response, finalUrl) => {

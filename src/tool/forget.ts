@@ -15,6 +15,7 @@ export const forgetTool = defineTool({
     "with path, that whole note is removed or rewritten. Empty dated sections and empty notes go too. " +
     "Returns {changes: [{path, removed, added?, deleted?}]}; tell the user what changed (an empty list: nothing matched).",
   parameters,
+  guardedWhenTainted: true,
   async execute(args, ctx) {
     const result = await ctx.notes.forget(ctx.user, args)
     if ("error" in result) throw new ToolError(result.error)

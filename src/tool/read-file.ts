@@ -23,6 +23,7 @@ export const readFileTool = defineTool({
     "(documents: 50 MiB) are refused.",
   parameters,
   pattern: (args) => pathPattern(args.path),
+  untrustedOutput: true,
   async execute({ path: relPath, offset = 1, limit = DEFAULT_LIMIT }, ctx) {
     const file = await workspacePath(ctx, relPath)
     const kind = documentKind(relPath)

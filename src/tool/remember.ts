@@ -16,6 +16,7 @@ export const rememberTool = defineTool({
     "By default it becomes today's note memory/YYYY-MM-DD-<slug>.md; with longTerm it is appended to memory.md under today's date. " +
     "Returns the note's path.",
   parameters,
+  guardedWhenTainted: true,
   async execute({ content, longTerm = false }, ctx) {
     if (content.trim() === "") throw new ToolError("content is empty: say what to remember")
     if (content.length > MAX_NOTE_CHARS) throw new ToolError(`content is ${content.length} characters; a note holds at most ${MAX_NOTE_CHARS}`)

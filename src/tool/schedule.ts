@@ -16,6 +16,7 @@ export const scheduleTool = defineTool({
   id: "schedule",
   description: DESCRIPTION,
   parameters: ScheduleRequest,
+  guardedWhenTainted: true,
   async execute(args, ctx) {
     const refused = refusal(ctx.role, "schedule")
     if (refused) throw new ToolError(refused)

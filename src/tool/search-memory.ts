@@ -19,6 +19,8 @@ export const searchMemoryTool = defineTool({
     "Returns {hits: [{source, date, content, score}]}, best first, and among about equally good matches the newest first; content is the matching passage, at most 300 characters. " +
     "Facts change (a move, a new job, a new number): when several notes answer the same question, the newest note is the current fact and older ones are history.",
   parameters,
+  // Notes were written by a model, and past talk quotes what it read: data, not instructions.
+  untrustedOutput: true,
   async execute({ query, after, before, limit = 5 }, ctx) {
     if (query.trim() === "") throw new ToolError("query is empty")
     if (queryWords(query).length === 0) throw new ToolError(`query "${query}" has no searchable words (only stop words or punctuation)`)

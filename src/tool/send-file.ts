@@ -19,6 +19,7 @@ export const sendFileTool = defineTool({
     "Send a file from the workspace to the user's chat (images are shown as pictures), with an optional caption. " +
     "Files over 50 MB are refused. Returns the path and size sent.",
   parameters,
+  guardedWhenTainted: true,
   pattern: (args) => pathPattern(args.path),
   async execute({ path: relPath, caption = "" }, ctx) {
     const file = await workspacePath(ctx, relPath)

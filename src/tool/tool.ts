@@ -17,6 +17,14 @@ export interface ToolDefinition<P extends z.ZodType = z.ZodType> {
   /** Shown to the model instead of the JSON Schema of `parameters`, when the tool came with
    *  its own (an MCP server's); `parameters` then only checks the calls. */
   inputSchema?: JSONSchema7
+  /** What the tool returns (or the error it reports) is outside content — a page, a file, a
+   *  server's answer: the loop hands it to the model in an envelope (src/trust/envelope.ts),
+   *  which taints the run. */
+  untrustedOutput?: true
+  /** The call moves data out or changes what lasts (memory, schedules, a file sent, an outside
+   *  service): in a run that has read untrusted content it needs the `tainted:<id>` rule, by
+   *  default the user's approval (src/trust/taint.ts). A function decides per call. */
+  guardedWhenTainted?: true | ((args: z.infer<P>, ctx: ToolContext) => boolean | Promise<boolean>)
   /** Set on a family's stand-in (see toolFamily): the tools it stands for at this moment. */
   members?: () => readonly ToolDefinition[]
 }

@@ -21,6 +21,7 @@ export function createWebSearchTool(provider: SearchProvider) {
       "with fetch_url (workers) to read it in full.",
     parameters,
     pattern: (args) => args.query,
+    untrustedOutput: true,
     async execute({ query, limit = DEFAULT_LIMIT }, ctx) {
       try {
         return await provider.search(query, limit, ctx.abort)

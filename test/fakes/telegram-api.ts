@@ -96,6 +96,18 @@ function privateMessage(chatId: number, fromId: number) {
   }
 }
 
+/** A chat as Telegram describes it: a negative id is a group's, a positive one a private chat's. */
+function chatWith(id: number) {
+  return id < 0 ? { id, type: "group" as const, title: `Group ${id}` } : { id, type: "private" as const, first_name: `User ${id}` }
+}
+
+/** A message from `fromId` in the group `chatId` (negative), with the fields given (a reply's
+ *  `reply_to_message`, say); commands carry their bot_command entity as in textUpdate. */
+export function groupUpdate(chatId: number, fromId: number, text: string, extra: Partial<Message> = {}): Update {
+  const update = textUpdate(chatId, fromId, text)
+  return { ...update, message: { ...update.message!, chat: chatWith(chatId), ...extra } as Update["message"] & object }
+}
+
 export function textUpdate(chatId: number, fromId: number, text: string): Update {
   // grammY's bot.command() matches on the bot_command entity, as Telegram sends it.
   const command = /^\/[A-Za-z0-9_]{1,32}(?:@\w+)?/.exec(text)
@@ -241,7 +253,7 @@ export async function startTelegramApi(options: TelegramApiOptions = {}): Promis
       const message: Message = {
         message_id: ++lastMessageId,
         date: now(),
-        chat: { id: chat, type: "private", first_name: `User ${chat}` },
+        chat: chatWith(chat),
         from: me,
         ...contentOf(params),
         ...markupOf(params),
@@ -308,7 +320,7 @@ export async function startTelegramApi(options: TelegramApiOptions = {}): Promis
     const message: Message = {
       message_id: ++lastMessageId,
       date: now(),
-      chat: { id: chat, type: "private", first_name: `User ${chat}` },
+      chat: chatWith(chat),
       from: me,
       ...(caption !== undefined && { caption }),
       ...(method === "sendPhoto" ? { photo: [{ ...stored, width: 1, height: 1 }] } : { document: { ...stored, file_name: attached.name } }),

@@ -74,7 +74,7 @@ describe("Attachments", () => {
     const failing = file("a.pdf", "", { download: () => Promise.reject(new Error("HTTP 502")) })
     const taken = await attachments().take("slack:U1", "read this", [failing])
     expect(taken.text).toBe("read this\n\nNot saved (could not be downloaded): a.pdf (application/pdf)")
-    expect(taken.notices).toEqual(["I could not fetch a.pdf (HTTP 502); please send it again."])
+    expect(taken.notices).toEqual([expect.stringMatching(/^I could not fetch a\.pdf \(reference ref-[0-9a-f]{8}\); please send it again\.$/)])
   })
 
   it("lists images for the model only with vision, and only in formats models read", async () => {
@@ -88,7 +88,7 @@ describe("Attachments", () => {
     const voice = file(undefined, "OggS", { kind: "voice", mimeType: "audio/ogg" })
     const taken = await attachments({ transcribe: () => Promise.reject(new Error("model unavailable")) }).take("telegram:1", "", [voice])
     expect(taken.text).toMatch(/^Saved file: inbox\/[\d-]+\/voice-\d{6}\.ogg \(audio\/ogg, 4 B\)$/)
-    expect(taken.notices).toEqual([expect.stringMatching(/^I saved voice-\d{6}\.ogg but could not transcribe it \(model unavailable\)\.$/)])
+    expect(taken.notices).toEqual([expect.stringMatching(/^I saved voice-\d{6}\.ogg but could not transcribe it \(reference ref-[0-9a-f]{8}\)\.$/)])
   })
 })
 

@@ -20,7 +20,9 @@ describe("memorySnapshot", () => {
     write("memory.md", "## 2026-03-01\n\nThe user lives in Berlin.\n")
     const snapshot = await memorySnapshot(folder)
     expect(snapshot.split("\n")[0]).toBe("<memory>")
-    expect(snapshot).toContain("## 2026-03-01\n\nThe user lives in Berlin.\n</memory>")
+    // The notes are a model's words, in an envelope whose boundary is the same at every call (the prompt cache).
+    expect(snapshot).toMatch(/<untrusted-content source="memory.md" boundary="([0-9a-f]{16})">\n## 2026-03-01\n\nThe user lives in Berlin.\n<\/untrusted-content boundary="\1">\n<\/memory>$/)
+    expect(await memorySnapshot(folder)).toBe(snapshot)
     expect(snapshot).not.toContain("older entries left out")
   })
 
@@ -28,7 +30,7 @@ describe("memorySnapshot", () => {
     const entries = Array.from({ length: 400 }, (_, i) => `## 2026-01-01\n\nFact number ${i} — ü.`)
     write("memory.md", entries.join("\n\n"))
     const snapshot = await memorySnapshot(folder)
-    const body = snapshot.split("\n").slice(3, -1).join("\n")
+    const body = snapshot.split("\n").slice(4, -2).join("\n")
     expect(Buffer.byteLength(body)).toBeLessThanOrEqual(SNAPSHOT_BYTES)
     expect(snapshot).toContain("(older entries left out)")
     expect(snapshot).toContain("Fact number 399 — ü.")

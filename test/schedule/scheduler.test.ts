@@ -94,7 +94,7 @@ describe("recurring by interval", () => {
       ["fired", "fired", "task-2"],
     ])
     expect(scheduler.list("c1")).toEqual([
-      { id: taskId, kind: "recurring", prompt: "check the build", nextRunAt: "2026-01-05T10:30:00.000Z", lastOutcome: "fired", status: "active", createdAt: "2026-01-05T10:00:00.000Z" },
+      { id: taskId, kind: "recurring", prompt: "check the build", user: "u1", nextRunAt: "2026-01-05T10:30:00.000Z", lastOutcome: "fired", status: "active", createdAt: "2026-01-05T10:00:00.000Z" },
     ])
   })
 })
@@ -248,7 +248,8 @@ describe("missed runs and restarts", () => {
     }
     await create({ type: "scheduled", runAt: "2026-01-05T10:30:00Z", target: "c2" }, "s1:b")
     await advanceTo("2026-01-05T10:30:00Z")
-    expect(host.notices).toEqual([expect.stringMatching(/was due, but its run could not be started: queue is closed\.$/)])
+    // What failed is the log's; the notice names a reference.
+    expect(host.notices).toEqual([expect.stringMatching(/was due, but its run could not be started: an internal error \(reference ref-[0-9a-f]{8}\)\.$/)])
 
     host.notices = []
     host.startRun = startRun
@@ -298,8 +299,8 @@ describe("scheduled", () => {
     }
     const second = await create({ type: "scheduled", runAt: "2026-01-05T12:00:00Z" }, "s1:b")
     await advanceTo("2026-01-05T12:00:00Z")
-    expect(await firings(second.taskId)).toMatchObject([{ status: "failed", error: "its run could not be started: queue is closed" }])
-    expect(host.notices).toEqual([expect.stringContaining("its run could not be started: queue is closed")])
+    expect(await firings(second.taskId)).toMatchObject([{ status: "failed", error: expect.stringMatching(/^its run could not be started: an internal error \(reference ref-/) }])
+    expect(host.notices).toEqual([expect.stringContaining("its run could not be started: an internal error (reference ref-")])
   })
 })
 

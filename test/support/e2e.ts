@@ -5,6 +5,7 @@ import type { TelegramApi } from "../fakes/telegram-api.ts"
 import type { StewardProcess } from "./process.ts"
 import { afterTool, say } from "./scripts.ts"
 import { waitFor } from "./wait-for.ts"
+import { unwrapped } from "../../src/trust/envelope.ts"
 
 /** Steward on `dataDir` with the scripted model server at `modelUrl` (one retry). */
 export const scriptedEnv = (dataDir: string, modelUrl: string) => ({ DATA_DIR: dataDir, MODEL: "openai-compatible:scripted", OPENAI_COMPATIBLE_BASE_URL: modelUrl, MODEL_MAX_RETRIES: "1" })
@@ -92,7 +93,7 @@ export function chain(worker: Script, planner?: Script): Script {
 
 /** The Worker's output in a batch report (the Planner's task is in it too). */
 function resultOf(report: string): string {
-  return /<task [^>]*agent="default"[^>]*>\nPrompt: [^\n]*\n([\s\S]*?)\n<task_metadata>/.exec(report)?.[1] ?? report
+  return unwrapped(/<task [^>]*agent="default"[^>]*>\nPrompt: [^\n]*\n([\s\S]*?)\n<task_metadata>/.exec(report)?.[1] ?? report)
 }
 
 /** A Worker that calls `tool` with `args` once and answers with what it got back. */

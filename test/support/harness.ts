@@ -136,7 +136,7 @@ export interface Harness {
 
 /** Steward in this process: real store, Supervisor and AI SDK provider, talking HTTP to a
  *  scripted model server on 127.0.0.1. */
-export async function startHarness(script: Script, env: Record<string, string> = {}): Promise<Harness> {
+export async function startHarness(script: Script, env: Record<string, string> = {}, log: pino.Logger = testLogger()): Promise<Harness> {
   const server = await startModelServer(script)
   const dataDir = mkdtempSync(join(tmpdir(), "steward-test-"))
   const memory = new ListMemory()
@@ -166,7 +166,7 @@ export async function startHarness(script: Script, env: Record<string, string> =
       harness.channel = new TestChannel()
       if (keepSent) harness.channel.sent.push(...before)
       harness.config = makeConfig(extra)
-      harness.app = await startApp(harness.config, testLogger(), [harness.channel], memory, undefined, LOCAL)
+      harness.app = await startApp(harness.config, log, [harness.channel], memory, undefined, LOCAL)
     },
     async close() {
       await harness.app.stop()
@@ -174,7 +174,7 @@ export async function startHarness(script: Script, env: Record<string, string> =
       rmSync(dataDir, { recursive: true, force: true })
     },
   }
-  harness.app = await startApp(harness.config, testLogger(), [harness.channel], memory, undefined, LOCAL)
+  harness.app = await startApp(harness.config, log, [harness.channel], memory, undefined, LOCAL)
   return harness
 }
 

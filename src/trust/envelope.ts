@@ -1,0 +1,43 @@
+import { createHash, randomBytes } from "node:crypto"
+
+/**
+ * The provenance envelope: what the model reads that neither the user nor the owner's
+ * configuration wrote — a web page, search results, a file's text, an MCP server's answer, a
+ * Worker's report, a model-written memory note — is put between markers the content cannot
+ * close. Each envelope's boundary is random, so no text written before it was made can name
+ * it; and the markers Steward gives meaning to (this envelope's, and the task report's) are
+ * defused inside, so content cannot forge structure around itself either (OWASP LLM01). The
+ * prompts say that what is inside is data, never instructions (prompts/untrusted-content.md).
+ */
+
+const OPEN = "<untrusted-content"
+const CLOSE = "</untrusted-content"
+
+/** Markup Steward's prompts give meaning to: `<untrusted-content>`, `<task-results>`, `<task …>`,
+ *  `<task_metadata>`, `<system-reminder>`, `<memory>`, `<env>` — opening or closing. */
+const STRUCTURE = /<(\/?)(\s*)(untrusted-content|task-results|task_metadata|task|system-reminder|memory|env)\b/gi
+
+/** `text` with every marker of Steward's structure defused ("<" becomes "‹"), so it reads the
+ *  same to a person and means nothing to the prompt's structure. */
+export function defused(text: string): string {
+  return text.replace(STRUCTURE, "‹$1$2$3")
+}
+
+/** `content` in an envelope naming where it came from (`source`: a tool, "worker report", …).
+ *  The boundary is random, or `stable` — derived from the content — for text that must be the
+ *  same bytes at every call (the system prompt's memory.md, for the provider's prompt cache). */
+export function untrusted(source: string, content: string, { stable = false } = {}): string {
+  const boundary = stable ? createHash("sha256").update(content).digest("hex").slice(0, 16) : randomBytes(8).toString("hex")
+  const from = defused(source).replace(/["\n]/g, "'")
+  return `${OPEN} source="${from}" boundary="${boundary}">\n${defused(content)}\n${CLOSE} boundary="${boundary}">`
+}
+
+/** True when `text` holds an envelope: whoever reads it has read untrusted content. */
+export function holdsUntrusted(text: string): boolean {
+  return text.includes(`${OPEN} source=`)
+}
+
+/** The text of every envelope in `text` without its markers, for a person to read. */
+export function unwrapped(text: string): string {
+  return text.replace(/<untrusted-content source="[^"]*" boundary="[0-9a-f]+">\n?/g, "").replace(/\n?<\/untrusted-content boundary="[0-9a-f]+">/g, "")
+}

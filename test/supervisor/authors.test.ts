@@ -1,0 +1,133 @@
+import { mkdirSync, writeFileSync } from "node:fs"
+import { join } from "node:path"
+import { afterEach, describe, expect, it } from "vitest"
+import { byRole, contentText, type ChatRequest, type Reply } from "../fakes/model-server.ts"
+import { startHarness, type Harness } from "../support/harness.ts"
+import { afterTool, envText, say } from "../support/scripts.ts"
+
+/** Two people in one conversation (a channel thread, a group): A = test:u1, B = test:u2. */
+const A = "test:u1"
+const B = "test:u2"
+const THREAD = "test:T1:C1:1700000000.000100"
+
+let harness: Harness | undefined
+afterEach(async () => {
+  await harness?.close()
+  harness = undefined
+})
+
+function gate() {
+  let open!: () => void
+  const opened = new Promise<void>((resolve) => (open = resolve))
+  let entered!: () => void
+  const reached = new Promise<void>((resolve) => (entered = resolve))
+  return { opened, open, reached, entered }
+}
+
+/** The user messages of a request, as the model reads them. */
+const userTexts = (req: ChatRequest) => req.messages.filter((m) => m.role === "user").map((m) => contentText(m.content))
+
+/** Which author the newest input of a request was handed in for (the environment block). */
+const actingFor = (req: ChatRequest) => /User: (\S+)/.exec(envText(req as never))?.[1]
+
+describe("a turn acts for the author of its messages (shared conversations)", () => {
+  it("hands B's message, sent while A's turn runs, to a turn of B's own: B's memory, B's notes, B's identity", async () => {
+    const held = gate()
+    const seen: ChatRequest[] = []
+    const teller = async (req: ChatRequest): Promise<Reply> => {
+      seen.push(req)
+      if (afterTool(req)) return { text: "" }
+      if (req.lastUserText.includes("A: plan my trip")) {
+        held.entered()
+        await held.opened
+        return { toolCalls: [{ name: "remember", args: { content: "A's trip" } }] }
+      }
+      if (req.lastUserText.includes("B: remember")) return { toolCalls: [{ name: "remember", args: { content: "B's seat" } }] }
+      return say("ok")
+    }
+    harness = await startHarness(byRole({ teller }))
+    for (const [user, secret] of [[A, "A-PRIVATE-MEMORY"], [B, "B-PRIVATE-MEMORY"]] as const) {
+      mkdirSync(harness.memory.folder(user), { recursive: true })
+      writeFileSync(join(harness.memory.folder(user), "memory.md"), secret)
+    }
+    await harness.channel.say("A: plan my trip", THREAD, A)
+    await held.reached
+    await harness.channel.say("B: remember my seat is 12C", THREAD, B)
+    held.open()
+    await harness.app.supervisor.idle()
+
+    expect(harness.memory.notes).toEqual([
+      { user: A, content: "A's trip" },
+      { user: B, content: "B's seat" },
+    ])
+    // No request made for A carries B's words, and B's are answered with B's memory alone.
+    for (const req of seen.filter((r) => r.system.includes("A-PRIVATE-MEMORY"))) expect(userTexts(req).join("\n")).not.toContain("B: remember")
+    const forB = seen.filter((r) => r.lastUserText.includes("B: remember"))
+    expect(forB.length).toBeGreaterThan(0)
+    for (const req of forB) {
+      expect(req.system).toContain("B-PRIVATE-MEMORY")
+      expect(req.system).not.toContain("A-PRIVATE-MEMORY")
+      expect(actingFor(req)).toBe(B)
+    }
+  })
+
+  it("continues an ask_user question as the asker although someone else wrote meanwhile", async () => {
+    const seen: ChatRequest[] = []
+    const teller = (req: ChatRequest): Reply => {
+      seen.push(req)
+      const answer = req.lastToolResults.find((result) => result.toolName === "ask_user")
+      if (answer) return { toolCalls: [{ name: "remember", args: { content: `colour ${answer.content}` } }] }
+      if (afterTool(req)) return { text: "" }
+      if (req.lastUserText.includes("paint")) return { toolCalls: [{ name: "ask_user", args: { question: "Which colour?", options: ["Red", "Blue"], timeout: 3600 } }] }
+      return { toolCalls: [{ name: "remember", args: { content: req.lastUserText } }] }
+    }
+    harness = await startHarness(byRole({ teller }))
+    await harness.channel.say("paint the fence", THREAD, A)
+    await harness.channel.waitFor(() => harness!.channel.sent.some((m) => m.text.startsWith("Which colour?")), "the question")
+    await harness.app.supervisor.idle()
+    // B writes while the question waits: B's text is no answer (it is not B's question).
+    await harness.channel.say("B here: note my badge 42", THREAD, B)
+    expect(await harness.channel.press("Blue", THREAD, B)).toEqual({ notice: expect.stringContaining("someone else") })
+    await harness.channel.press("Blue", THREAD, A)
+    await harness.app.supervisor.idle()
+
+    expect(harness.memory.notes).toEqual([
+      { user: A, content: 'colour {"answer":"Blue","source":"user"}' },
+      { user: B, content: "B here: note my badge 42" },
+    ])
+    // The turn that got the answer took none of B's words.
+    const resumed = seen.find((req) => req.lastToolResults.some((result) => result.toolName === "ask_user"))!
+    expect(userTexts(resumed).join("\n")).not.toContain("badge 42")
+  })
+
+  it("/stop and /new from one user leave another user's turn alone; the owner's /stop reaches it", async () => {
+    const held = gate()
+    const teller = async (req: ChatRequest): Promise<Reply> => {
+      if (afterTool(req)) return { text: "" }
+      if (req.lastUserText.includes("long job")) {
+        held.entered()
+        await held.opened
+        return say("A's long job done")
+      }
+      return say("ok")
+    }
+    harness = await startHarness(byRole({ teller }))
+    // B is the only owner; A and C are users anyone may be.
+    const C = "test:u3"
+    harness.config.allowedUsers.users.delete(A)
+    harness.config.allowedUsers.anyone = true
+    await harness.channel.say("long job", THREAD, A)
+    await held.reached
+    await harness.channel.say("/stop", THREAD, C)
+    await harness.channel.say("/new", THREAD, C)
+    const [stopAnswer, newAnswer] = (await harness.channel.waitForSent(2, THREAD)).map((m) => m.text)
+    expect(stopAnswer).toBe("Nothing is running here.")
+    expect(newAnswer).toBe("A request of test:u1 is still being handled here; /new would cut it short. Try again once it is done.")
+    await harness.channel.say("/stop", THREAD, B)
+    const sent = await harness.channel.waitForSent(3, THREAD)
+    expect(sent[2]!.text).toMatch(/^Stopped the reply I was writing/)
+    held.open()
+    await harness.app.supervisor.idle()
+    expect(harness.channel.sent.map((m) => m.text)).not.toContain("A's long job done")
+  })
+})
