@@ -8,6 +8,7 @@ import { ConfigError, configOrExit, type Config } from "./config/config.ts"
 import { privateDataDir } from "./data-dir/private.ts"
 import { lockDataDir, type DataDirLock } from "./lock/data-dir-lock.ts"
 import { createLogger, type LoggedError } from "./log/log.ts"
+import { redactor, secretsOf } from "./log/redact.ts"
 import { checkModels } from "./model/model-check.ts"
 import { embedderFor } from "./memory/embedder.ts"
 import { Memory } from "./memory/memory.ts"
@@ -137,6 +138,7 @@ try {
 } catch (error) {
   // A configuration mistake or data this version cannot read: one line and exit 2, like a bad variable.
   const refused = error instanceof ConfigError || error instanceof NewerDataError
-  process.stderr.write(`steward: ${refused ? "" : "could not start: "}${error instanceof Error ? error.message : error}\n`)
+  const redact = redactor(secretsOf(config))
+  process.stderr.write(redact(`steward: ${refused ? "" : "could not start: "}${error instanceof Error ? error.message : error}\n`))
   process.exit(refused ? 2 : 1)
 }
