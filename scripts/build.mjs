@@ -11,6 +11,9 @@ const options = {
     cli: "src/cli.ts",
     // The memory index runs in a worker thread, started from the bundle as ./index-worker.js.
     "index-worker": "src/memory/index-worker.ts",
+    // Parsers of untrusted bytes run in worker threads too (src/untrusted/isolated.ts).
+    "html-text-worker": "src/web/html-text-worker.ts",
+    "document-worker": "src/document/document-worker.ts",
   },
   outdir: "dist",
   bundle: true,
