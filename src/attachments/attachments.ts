@@ -1,4 +1,4 @@
-import { mkdir, open } from "node:fs/promises"
+import { mkdir, open, readdir } from "node:fs/promises"
 import path from "node:path"
 import type { Logger } from "pino"
 import { FileTooLarge } from "../channel/channel.ts"
@@ -18,6 +18,8 @@ export interface AttachmentsDeps {
   vision: boolean
   /** Speech to text; absent when TRANSCRIBE_MODEL is not set. */
   transcribe?: (audio: Uint8Array) => Promise<string>
+  /** QUOTA_UPLOADS_PER_DAY for this user; undefined: no limit (an owner). */
+  uploadsPerDay: (user: UserId) => number | undefined
   log: Logger
 }
 
@@ -48,12 +50,19 @@ export class Attachments {
     const notices: string[] = []
     const now = new Date()
     const userDir = userWorkspaceDir(this.deps.workspaceDir, user)
+    // Counted from the day's inbox folder: a restart, or another process, counts the same.
+    const perDay = this.deps.uploadsPerDay(user)
+    let uploadsLeft = perDay === undefined ? Number.POSITIVE_INFINITY : perDay - (await uploadsOn(userDir, now))
     for (const [index, attachment] of attachments.entries()) {
       const name = attachment.name ? safeFileName(attachment.name) : generatedName(attachment, now, index)
       const mediaType = attachment.mimeType?.split(";")[0]?.trim() || mediaTypeOf(name)
       const refused = (why: string, userWhy: string) => {
         lines.push(`Not saved (${why}): ${name} (${mediaType}${attachment.size === undefined ? "" : `, ${sizeText(attachment.size)}`})`)
         notices.push(userWhy)
+      }
+      if (uploadsLeft <= 0) {
+        refused("over the daily upload limit", `I did not save ${name}: you may send ${perDay} files a day (QUOTA_UPLOADS_PER_DAY); send it again tomorrow.`)
+        continue
       }
       const limit = `the ${sizeText(this.deps.maxBytes)} limit for files`
       if (attachment.size !== undefined && attachment.size > this.deps.maxBytes) {
@@ -79,6 +88,7 @@ export class Attachments {
         continue
       }
       const file = await this.save(userDir, now, name, bytes)
+      uploadsLeft--
       lines.push(`Saved file: ${workspaceRelative(userDir, file)} (${mediaType}, ${sizeText(bytes.byteLength)})`)
       if (this.deps.vision && isModelImage(mediaType)) images.push({ path: file, mediaType })
       if (AUDIO_KINDS.has(attachment.kind) || mediaType.startsWith("audio/")) {
@@ -134,6 +144,11 @@ export class Attachments {
 function generatedName(attachment: InboundAttachment, now: Date, index: number): string {
   const time = [now.getHours(), now.getMinutes(), now.getSeconds()].map((n) => String(n).padStart(2, "0")).join("")
   return `${attachment.kind.replace("_", "-")}-${time}${index > 0 ? `-${index + 1}` : ""}.${extensionOf(attachment.mimeType ?? (attachment.kind === "photo" ? "image/jpeg" : undefined))}`
+}
+
+/** Files saved into a user's workspace inbox on `now`'s day (QUOTA_UPLOADS_PER_DAY counts them). */
+export async function uploadsOn(userDir: string, now: Date): Promise<number> {
+  return (await readdir(path.join(userDir, "inbox", localDate(now))).catch(() => [])).length
 }
 
 /** YYYY-MM-DD in the server's time zone: the day the user sees on their own clock, most often. */

@@ -50,6 +50,11 @@ export interface MemoryOptions {
 }
 
 const SHARED_FOLDER = "shared"
+
+/** A user's memory folder under `dir` (everyone's one folder when the scope is shared). */
+export function memoryFolder(dir: string, scope: "user" | "shared", user: string): string {
+  return path.join(dir, scope === "shared" ? SHARED_FOLDER : folderName(user))
+}
 /** Candidates ranked by BM25 before the recency prior picks the hits: a newer note a few
  *  places down must be able to move up. */
 const POOL_FACTOR = 4
@@ -84,7 +89,7 @@ export class Memory implements MemoryService {
 
   /** The folder `user`'s notes live in. */
   folder(user: string): string {
-    return path.join(this.options.dir, this.options.scope === "shared" ? SHARED_FOLDER : folderName(user))
+    return memoryFolder(this.options.dir, this.options.scope, user)
   }
 
   /**

@@ -17,7 +17,7 @@ beforeEach(async () => {
 })
 afterEach(() => rm(dir, { recursive: true, force: true }))
 
-const attachments = (options: Partial<ConstructorParameters<typeof Attachments>[0]> = {}) => new Attachments({ workspaceDir: dir, maxBytes: 100, quotaBytes: 1000, vision: true, log: pino({ level: "silent" }), ...options })
+const attachments = (options: Partial<ConstructorParameters<typeof Attachments>[0]> = {}) => new Attachments({ workspaceDir: dir, maxBytes: 100, quotaBytes: 1000, vision: true, uploadsPerDay: () => undefined, log: pino({ level: "silent" }), ...options })
 const file = (name: string | undefined, data: string, extra: Partial<InboundAttachment> = {}): InboundAttachment => ({
   kind: "document",
   name,
