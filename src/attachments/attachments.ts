@@ -1,10 +1,11 @@
-import { mkdir, open, readdir } from "node:fs/promises"
+import { mkdir, open } from "node:fs/promises"
 import path from "node:path"
 import type { Logger } from "pino"
 import { FileTooLarge } from "../channel/channel.ts"
 import type { ImageRef, InboundAttachment, UserId } from "../core/types.ts"
 import { userWorkspaceDir, workspaceRelative, workspaceUsage } from "../tool/workspace.ts"
 import { extensionOf, isModelImage, mediaTypeOf, sizeText } from "./media-types.ts"
+import { inboxOn, uploadsOn } from "./inbox.ts"
 import { safeFileName } from "./names.ts"
 
 export interface AttachmentsDeps {
@@ -119,7 +120,7 @@ export class Attachments {
 
   /** Writes the file under the user's dated inbox folder; a name taken already gets -2, -3… */
   private async save(userDir: string, now: Date, name: string, bytes: Uint8Array): Promise<string> {
-    const folder = path.join(userDir, "inbox", localDate(now))
+    const folder = inboxOn(userDir, now)
     await mkdir(folder, { recursive: true })
     const { name: stem, ext } = path.parse(name)
     for (let n = 1; ; n++) {
@@ -146,15 +147,6 @@ function generatedName(attachment: InboundAttachment, now: Date, index: number):
   return `${attachment.kind.replace("_", "-")}-${time}${index > 0 ? `-${index + 1}` : ""}.${extensionOf(attachment.mimeType ?? (attachment.kind === "photo" ? "image/jpeg" : undefined))}`
 }
 
-/** Files saved into a user's workspace inbox on `now`'s day (QUOTA_UPLOADS_PER_DAY counts them). */
-export async function uploadsOn(userDir: string, now: Date): Promise<number> {
-  return (await readdir(path.join(userDir, "inbox", localDate(now))).catch(() => [])).length
-}
-
-/** YYYY-MM-DD in the server's time zone: the day the user sees on their own clock, most often. */
-function localDate(now: Date): string {
-  return [now.getFullYear(), now.getMonth() + 1, now.getDate()].map((n) => String(n).padStart(2, "0")).join("-")
-}
 
 /** Bytes in a user's workspace; none yet when it does not exist. */
 async function usage(userDir: string): Promise<number> {
