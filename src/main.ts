@@ -5,20 +5,25 @@ import { Metrics } from "./admin/metrics.ts"
 import type { Channel } from "./channel/channel.ts"
 import { startApp, type App } from "./app.ts"
 import { ConfigError, configOrExit, type Config } from "./config/config.ts"
+import { privateDataDir } from "./data-dir/private.ts"
 import { lockDataDir, type DataDirLock } from "./lock/data-dir-lock.ts"
 import { createLogger, type LoggedError } from "./log/log.ts"
+import { redactor, secretsOf } from "./log/redact.ts"
 import { checkModels } from "./model/model-check.ts"
 import { embedderFor } from "./memory/embedder.ts"
 import { Memory } from "./memory/memory.ts"
 import { NewerDataError } from "./store/migrations.ts"
 
 const config = configOrExit(process.env, ".env")
+// Before anything is written: what Steward keeps is its user's alone.
+const looseDataDir = startOrExit(() => privateDataDir(config.dataDir))
 const chatTokens = Boolean(config.telegram.botToken || config.slack.botToken)
 // In a terminal the console chat owns the screen: logs go to a file unless LOG_FILE says where.
 const interactive = !chatTokens && Boolean(process.stdin.isTTY && process.stdout.isTTY)
 /** Errors are kept in the store for `steward status` once it is open (earlier ones end start-up). */
 let keepError: ((entry: LoggedError) => void) | undefined
 const log = createLogger({ ...config, logFile: config.logFile ?? (interactive ? join(config.dataDir, "steward.log") : undefined) }, (entry) => keepError?.(entry))
+if (looseDataDir) log.warn(looseDataDir)
 
 let app: App | undefined
 let lock: DataDirLock | undefined
@@ -93,6 +98,16 @@ process.on("SIGTERM", () => void shutdown("SIGTERM", config.shutdownGraceMs))
 // Nothing a model or a user sends may take the process down; log it and go on.
 process.on("unhandledRejection", (error) => log.error({ err: error }, "unhandled rejection"))
 
+/** Runs a start-up step; an error ends the process with one line and code 1. */
+function startOrExit<T>(step: () => T): T {
+  try {
+    return step()
+  } catch (error) {
+    process.stderr.write(`steward: could not start: ${error instanceof Error ? error.message : error}\n`)
+    process.exit(1)
+  }
+}
+
 try {
   // Before anything touches the data folder: a second copy on it would run the same work twice.
   // With the store on Postgres, processes share the folder and the leader lock decides instead.
@@ -123,6 +138,7 @@ try {
 } catch (error) {
   // A configuration mistake or data this version cannot read: one line and exit 2, like a bad variable.
   const refused = error instanceof ConfigError || error instanceof NewerDataError
-  process.stderr.write(`steward: ${refused ? "" : "could not start: "}${error instanceof Error ? error.message : error}\n`)
+  const redact = redactor(secretsOf(config))
+  process.stderr.write(redact(`steward: ${refused ? "" : "could not start: "}${error instanceof Error ? error.message : error}\n`))
   process.exit(refused ? 2 : 1)
 }

@@ -29,8 +29,9 @@ export type EventContext = {
   team: string
   eventId: string
   botUserId: string
-  /** Files are downloaded with it. */
+  /** Files are downloaded with it, from these origins only (`tokenOrigins`). */
   botToken: string
+  fileOrigins: ReadonlySet<string>
   /** A thread in a channel that Steward takes part in: its messages need no mention. */
   follows(conversation: string): boolean
 }
@@ -44,7 +45,7 @@ export function inboundOfEvent(event: MessageEvent, context: EventContext): Inbo
   if (event.bot_id || event.subtype === "bot_message" || !event.user || event.user === context.botUserId) return undefined
   if (event.subtype && !USER_SUBTYPES.has(event.subtype)) return undefined
   const text = plainText(event.text ?? "", context.botUserId)
-  const attachments = attachmentsOf(event.files, context.botToken)
+  const attachments = attachmentsOf(event.files, context.botToken, context.fileOrigins)
   if (!text && attachments.length === 0) return undefined
   const team = event.team ?? context.team
   const at = (thread?: string) => conversationOf({ team, channel: event.channel, thread })

@@ -9,7 +9,7 @@ import { portError } from "../../src/config/ports.ts"
 import { section, withButtons, type Block } from "./blocks.ts"
 import { BusyIndicator, type MessageRef } from "./busy.ts"
 import { messageIdOf, messageRefOf, placeOf } from "./conversation.ts"
-import { uploadFile } from "./files.ts"
+import { tokenOrigins, uploadFile } from "./files.ts"
 import { ACTION_ID, inboundOfAction, inboundOfEvent, type MessageEvent } from "./inbound.ts"
 import { boltLogger } from "./logger.ts"
 import { progressMessages } from "./progress.ts"
@@ -92,6 +92,8 @@ export class SlackChannel implements Channel {
   /** Threads in channels Steward takes part in (mentioned there, or replied there), so their messages need no mention;
    *  seeded at start with the conversations the core already has, so a restart forgets none. */
   private threads = new Set<string>()
+  /** Where file downloads may carry the bot token. */
+  private readonly fileOrigins: ReadonlySet<string>
   /** Per conversation, a reply of several parts of which only the first ones got out. */
   private partial = new Map<string, { key: string; ids: { channel: string; ts: string }[] }>()
 
@@ -100,6 +102,7 @@ export class SlackChannel implements Channel {
     private readonly log: Logger,
     private readonly options: SlackChannelOptions = {},
   ) {
+    this.fileOrigins = tokenOrigins(config.apiUrl)
     this.clientOptions = {
       // The Web API client appends method names to the URL as is.
       slackApiUrl: config.apiUrl?.replace(/\/*$/, "/"),
@@ -243,7 +246,7 @@ export class SlackChannel implements Channel {
     // Bolt has acknowledged an event before its listeners run; what follows is after the ack.
     app.event(/^(?:message|app_mention)$/, async ({ event, body }) => {
       const message = event as unknown as MessageEvent
-      const inbound = inboundOfEvent(message, { team, eventId: body.event_id, botUserId: this.botUserId, botToken: this.config.botToken, follows: (conversation) => this.threads.has(conversation) })
+      const inbound = inboundOfEvent(message, { team, eventId: body.event_id, botUserId: this.botUserId, botToken: this.config.botToken, fileOrigins: this.fileOrigins, follows: (conversation) => this.threads.has(conversation) })
       if (inbound && message.type === "app_mention") this.threads.add(inbound.conversation)
       await this.hand(handlers, inbound, { channel: message.channel, ts: message.ts })
     })

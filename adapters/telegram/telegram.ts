@@ -148,9 +148,12 @@ export class TelegramChannel implements Channel {
     }
   }
 
-  /** An error's message without the bot token, which is part of every API URL. */
+  /** An error's message without the bot token, which is part of every API URL (percent-encoded
+   *  there when it holds a space or another character a URL path escapes). */
   private redact(error: unknown): string {
-    return (error instanceof Error ? error.message : String(error)).replaceAll(this.config.botToken, "<token>")
+    const token = this.config.botToken
+    const spellings = [token, encodeURIComponent(token), encodeURI(token)]
+    return spellings.reduce((text, spelling) => text.replaceAll(spelling, "<token>"), error instanceof Error ? error.message : String(error))
   }
 
   private get apiRoot(): string {

@@ -231,6 +231,7 @@ function reportUsage(input: LoopInput, role: UsageSample["role"], usage: Languag
     role,
     agent: context.agent,
     conversation: context.conversation,
+    user: context.user,
     sessionId: context.sessionId,
     taskId: context.taskId,
     model: modelName(input.model),

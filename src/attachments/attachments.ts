@@ -6,6 +6,7 @@ import { incident } from "../core/errors.ts"
 import type { ImageRef, InboundAttachment, UserId } from "../core/types.ts"
 import { userWorkspaceDir, workspaceRelative, workspaceUsage } from "../tool/workspace.ts"
 import { extensionOf, isModelImage, mediaTypeOf, sizeText } from "./media-types.ts"
+import { inboxOn, uploadsOn } from "./inbox.ts"
 import { safeFileName } from "./names.ts"
 
 export interface AttachmentsDeps {
@@ -19,6 +20,8 @@ export interface AttachmentsDeps {
   vision: boolean
   /** Speech to text; absent when TRANSCRIBE_MODEL is not set. */
   transcribe?: (audio: Uint8Array) => Promise<string>
+  /** QUOTA_UPLOADS_PER_DAY for this user; undefined: no limit (an owner). */
+  uploadsPerDay: (user: UserId) => number | undefined
   log: Logger
 }
 
@@ -49,12 +52,19 @@ export class Attachments {
     const notices: string[] = []
     const now = new Date()
     const userDir = userWorkspaceDir(this.deps.workspaceDir, user)
+    // Counted from the day's inbox folder: a restart, or another process, counts the same.
+    const perDay = this.deps.uploadsPerDay(user)
+    let uploadsLeft = perDay === undefined ? Number.POSITIVE_INFINITY : perDay - (await uploadsOn(userDir, now))
     for (const [index, attachment] of attachments.entries()) {
       const name = attachment.name ? safeFileName(attachment.name) : generatedName(attachment, now, index)
       const mediaType = attachment.mimeType?.split(";")[0]?.trim() || mediaTypeOf(name)
       const refused = (why: string, userWhy: string) => {
         lines.push(`Not saved (${why}): ${name} (${mediaType}${attachment.size === undefined ? "" : `, ${sizeText(attachment.size)}`})`)
         notices.push(userWhy)
+      }
+      if (uploadsLeft <= 0) {
+        refused("over the daily upload limit", `I did not save ${name}: you may send ${perDay} files a day (QUOTA_UPLOADS_PER_DAY); send it again tomorrow.`)
+        continue
       }
       const limit = `the ${sizeText(this.deps.maxBytes)} limit for files`
       if (attachment.size !== undefined && attachment.size > this.deps.maxBytes) {
@@ -80,6 +90,7 @@ export class Attachments {
         continue
       }
       const file = await this.save(userDir, now, name, bytes)
+      uploadsLeft--
       lines.push(`Saved file: ${workspaceRelative(userDir, file)} (${mediaType}, ${sizeText(bytes.byteLength)})`)
       if (this.deps.vision && isModelImage(mediaType)) images.push({ path: file, mediaType })
       if (AUDIO_KINDS.has(attachment.kind) || mediaType.startsWith("audio/")) {
@@ -109,7 +120,7 @@ export class Attachments {
 
   /** Writes the file under the user's dated inbox folder; a name taken already gets -2, -3… */
   private async save(userDir: string, now: Date, name: string, bytes: Uint8Array): Promise<string> {
-    const folder = path.join(userDir, "inbox", localDate(now))
+    const folder = inboxOn(userDir, now)
     await mkdir(folder, { recursive: true })
     const { name: stem, ext } = path.parse(name)
     for (let n = 1; ; n++) {
@@ -136,10 +147,6 @@ function generatedName(attachment: InboundAttachment, now: Date, index: number):
   return `${attachment.kind.replace("_", "-")}-${time}${index > 0 ? `-${index + 1}` : ""}.${extensionOf(attachment.mimeType ?? (attachment.kind === "photo" ? "image/jpeg" : undefined))}`
 }
 
-/** YYYY-MM-DD in the server's time zone: the day the user sees on their own clock, most often. */
-function localDate(now: Date): string {
-  return [now.getFullYear(), now.getMonth() + 1, now.getDate()].map((n) => String(n).padStart(2, "0")).join("-")
-}
 
 /** Bytes in a user's workspace; none yet when it does not exist. */
 async function usage(userDir: string): Promise<number> {

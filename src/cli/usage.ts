@@ -1,6 +1,8 @@
 import type { Command } from "commander"
+import { againstLimit, quotaLimits, quotaUse } from "../quota/quota-usage.ts"
+import { utcDay } from "../quota/quota-guard.ts"
 import { summariseUsage, type UsageRow } from "../usage/usage.ts"
-import { CliError, print, table, withStore } from "./common.ts"
+import { CliError, config, print, table, withStore } from "./common.ts"
 
 const DAY_MS = 86_400_000
 const share = (row: UsageRow) => (row.input === 0 ? "-" : `${Math.round(100 * row.cachedShare)}%`)
@@ -8,18 +10,39 @@ const share = (row: UsageRow) => (row.input === 0 ? "-" : `${Math.round(100 * ro
 export function registerUsage(program: Command): void {
   program
     .command("usage")
-    .description("model tokens per role and day (UTC), and the share of input served from the prompt cache")
+    .description("model tokens per role and day (UTC), the share of input served from the prompt cache, and each user's use today against the QUOTA_* limits")
     .option("--days <n>", "today and the days before it", "7")
     .action(async (options: { days: string }, command: Command) => {
       const days = Number(options.days)
       if (!Number.isInteger(days) || days < 1 || days > 366) throw new CliError("--days is a whole number from 1 to 366", 2)
-      const since = Date.now() - days * DAY_MS
-      const summary = summariseUsage(await withStore((store) => store.usageSince(since)), { days })
+      const settings = config()
+      const now = new Date()
+      const since = now.getTime() - days * DAY_MS
+      const { samples, triggers } = await withStore(async (store) => ({ samples: await store.usageSince(Math.min(since, utcDay(now.getTime()).start)), triggers: await store.triggers() }))
+      const summary = summariseUsage(samples, { days, now })
+      const today = utcDay(now.getTime())
+      const owners = settings.allowedUsers.users
+      const users = await quotaUse({ dataDir: settings.dataDir, memoryScope: settings.memoryScope, samplesToday: samples.filter((sample) => sample.at.slice(0, 10) === today.day), triggers, isOwner: (user) => owners.has(user), now })
+      const limits = quotaLimits(settings.quotas)
       const rows = [...summary.byDay, ...summary.byRole]
-      print(command, summary, () =>
-        rows.length === 0
+      const { quotas } = settings
+      print(command, { ...summary, quotas: { limits, users } }, () =>
+        (rows.length === 0
           ? `no model calls recorded in the last ${days} day${days === 1 ? "" : "s"}\n`
-          : table(["day", "role", "calls", "input", "cached", "output"], rows.map((row) => [row.day, row.role, String(row.calls), String(row.input), `${row.cachedInput} (${share(row)})`, String(row.output)])),
+          : table(["day", "role", "calls", "input", "cached", "output"], rows.map((row) => [row.day, row.role, String(row.calls), String(row.input), `${row.cachedInput} (${share(row)})`, String(row.output)]))) +
+        `\nToday (${today.day}) per user against the quotas (owners are not limited; messages: ${quotas.messagesPerMinute} a minute, notes: ${quotas.memoryNoteChars} characters each, recurring schedules: every ${quotas.minIntervalSeconds} s at most):\n` +
+        (users.length === 0
+          ? "no user has used a model today or has a schedule\n"
+          : table(
+              ["user", "tokens", "recurring schedules", "notes", "uploads"],
+              users.map((use) => [
+                use.owner ? `${use.user} (owner)` : use.user,
+                againstLimit(use.tokensToday, quotas.tokensPerDay, use.owner),
+                againstLimit(use.recurringSchedules, quotas.schedules, use.owner),
+                againstLimit(use.notesToday, quotas.memoryNotesPerDay, use.owner),
+                againstLimit(use.uploadsToday, quotas.uploadsPerDay, use.owner),
+              ]),
+            )),
       )
     })
 }

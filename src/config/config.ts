@@ -2,6 +2,7 @@ import { resolve } from "node:path"
 import { z } from "zod"
 import { isTimeZone } from "../schedule/cron.ts"
 import { allowHostsSchema, type AllowList } from "../web/address-policy.ts"
+import { QUOTA_VARIABLES, quotasOf, type Quotas } from "./quotas.ts"
 import { allowedUsers, httpUrl, modelSpec, MODEL_EXPECTED, port, PROVIDERS, storeUrl, wholeNumber, type AllowedUsers, type Provider } from "./fields.ts"
 
 export { PROVIDERS, type AllowedUsers, type Provider } from "./fields.ts"
@@ -84,6 +85,8 @@ export interface Config {
   /** Files users send: the largest one saved, whether images reach the Teller's model as
    *  images, and the model that turns voice notes into text (none: voice is not set up). */
   attachments: { maxBytes: number; vision: boolean; transcribeModel?: ModelSpec }
+  /** Per-user limits for everyone but the owners (QUOTA_*). */
+  quotas: Quotas
 }
 
 export const SEARCH_PROVIDERS = ["searxng", "brave", "tavily"] as const
@@ -177,6 +180,7 @@ const schema = z.object({
   MAX_ATTACHMENT_MB: wholeNumber(1, 2000).default(20),
   VISION: z.enum(["on", "off"], "expected on or off").optional(),
   TRANSCRIBE_MODEL: modelSpec.optional(),
+  ...QUOTA_VARIABLES,
 })
 
 type Vars = z.output<typeof schema>
@@ -330,6 +334,7 @@ function toConfig(vars: Vars, models: Config["models"]): Config {
       vision: vars.VISION === undefined ? models.teller.provider !== "openai-compatible" : vars.VISION === "on",
       transcribeModel: vars.TRANSCRIBE_MODEL && { ...vars.TRANSCRIBE_MODEL, variable: "TRANSCRIBE_MODEL" },
     },
+    quotas: quotasOf(vars),
   }
 }
 

@@ -1,14 +1,18 @@
 import { timingSafeEqual } from "node:crypto"
-import { createServer, type Server } from "node:http"
+import { createServer, type IncomingMessage, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import type { Logger } from "pino"
 import { EVENT_NAME } from "../schedule/condition.ts"
 
+/** The most a hook's body may hold (1 MiB); a larger one is refused with 413 unread. */
+export const MAX_HOOK_BODY_BYTES = 1024 * 1024
+
 /**
  * `POST /hooks/<name>` with `Authorization: Bearer <HOOKS_TOKEN>` raises the event <name> for
  * conditional tasks and triggers. 202 once the event is recorded; 401 without the token; 400
- * for a bad name (a path that does not decode included); 404 for anything else. The body is
- * ignored: an event is only a name.
+ * for a bad name (a path that does not decode included) or a body that is neither empty nor a
+ * JSON object; 413 for a body over MAX_HOOK_BODY_BYTES; 404 for anything else. An event is only
+ * a name: a well-formed body is not used.
  */
 export class HooksServer {
   private server?: Server
@@ -26,19 +30,27 @@ export class HooksServer {
       const answer = (status: number, body: object) => {
         res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body))
       }
-      req.resume() // the body is not read, but must be drained for keep-alive
       const match = /^\/hooks\/([^/?]+)\/?(?:\?.*)?$/.exec(req.url ?? "")
-      if (req.method !== "POST" || !match) return answer(404, { error: "not found: use POST /hooks/<name>" })
-      if (!this.authorized(req.headers.authorization)) return answer(401, { error: "missing or wrong bearer token" })
+      // Refused before the body is read: drained (not kept) for keep-alive.
+      const refuse = (status: number, body: object) => {
+        req.resume()
+        answer(status, body)
+      }
+      if (req.method !== "POST" || !match) return refuse(404, { error: "not found: use POST /hooks/<name>" })
+      if (!this.authorized(req.headers.authorization)) return refuse(401, { error: "missing or wrong bearer token" })
       const name = decodedSegment(match[1]!)
-      if (name === undefined || !EVENT_NAME.test(name)) return answer(400, { error: "an event name is 1-64 letters, digits, _ . -" })
-      this.raise(name).then(
-        () => answer(202, { raised: name }),
-        (error) => {
-          this.log.error({ err: error, event: name }, "could not raise an event")
-          answer(500, { error: "could not record the event" })
-        },
-      )
+      if (name === undefined || !EVENT_NAME.test(name)) return refuse(400, { error: "an event name is 1-64 letters, digits, _ . -" })
+      void readBody(req).then((body) => {
+        if (body === "too large") return answer(413, { error: `the body is over ${MAX_HOOK_BODY_BYTES} bytes` })
+        if (!emptyOrObject(body)) return answer(400, { error: "the body must be empty or a JSON object" })
+        this.raise(name).then(
+          () => answer(202, { raised: name }),
+          (error) => {
+            this.log.error({ err: error, event: name }, "could not raise an event")
+            answer(500, { error: "could not record the event" })
+          },
+        )
+      })
     })
     this.server = server
     await new Promise<void>((resolve, reject) => {
@@ -69,5 +81,40 @@ function decodedSegment(segment: string): string | undefined {
     return decodeURIComponent(segment)
   } catch {
     return undefined
+  }
+}
+
+/** The request's body, or "too large" once it passes MAX_HOOK_BODY_BYTES (by its declared length
+ *  or as it arrives); the rest is drained, not kept. A broken connection reads as too large: the
+ *  answer goes nowhere anyway. */
+function readBody(req: IncomingMessage): Promise<Buffer | "too large"> {
+  return new Promise((resolve) => {
+    if (Number(req.headers["content-length"] ?? 0) > MAX_HOOK_BODY_BYTES) {
+      req.resume()
+      return resolve("too large")
+    }
+    const chunks: Buffer[] = []
+    let size = 0
+    req.on("data", (chunk: Buffer) => {
+      size += chunk.length
+      if (size <= MAX_HOOK_BODY_BYTES) return void chunks.push(chunk)
+      // Answered at once; what else comes is drained.
+      chunks.length = 0
+      resolve("too large")
+    })
+    req.on("end", () => resolve(size > MAX_HOOK_BODY_BYTES ? "too large" : Buffer.concat(chunks)))
+    req.on("error", () => resolve("too large"))
+  })
+}
+
+/** An empty body (whitespace only), or one JSON object. */
+function emptyOrObject(body: Buffer): boolean {
+  const text = body.toString("utf8").trim()
+  if (text === "") return true
+  try {
+    const value: unknown = JSON.parse(text)
+    return typeof value === "object" && value !== null && !Array.isArray(value)
+  } catch {
+    return false
   }
 }

@@ -20,7 +20,7 @@ import { fuse, Hybrid, type Candidate } from "./hybrid.ts"
 import { DAILY_FOLDER, LONG_TERM_FILE } from "./notes.ts"
 import { withRecency } from "./recency.ts"
 import { ScopeIndex, type IndexInfo, type ScopeOptions } from "./scope.ts"
-import { folderName, slugify } from "./slug.ts"
+import { memoryFolder, slugify } from "./slug.ts"
 import { snippet } from "./snippet.ts"
 import { FileVectorStore, type VectorStore } from "./vector-store.ts"
 import type { SyncInfo } from "./vectors.ts"
@@ -49,7 +49,6 @@ export interface MemoryOptions {
   onWarning?: (message: string) => void
 }
 
-const SHARED_FOLDER = "shared"
 /** Candidates ranked by BM25 before the recency prior picks the hits: a newer note a few
  *  places down must be able to move up. */
 const POOL_FACTOR = 4
@@ -84,7 +83,7 @@ export class Memory implements MemoryService {
 
   /** The folder `user`'s notes live in. */
   folder(user: string): string {
-    return path.join(this.options.dir, this.options.scope === "shared" ? SHARED_FOLDER : folderName(user))
+    return memoryFolder(this.options.dir, this.options.scope, user)
   }
 
   /**
@@ -181,7 +180,7 @@ export class Memory implements MemoryService {
 
   /** The memory folders that exist: the shared one, or one per user. */
   private async folders(): Promise<string[]> {
-    if (this.options.scope === "shared") return [path.join(this.options.dir, SHARED_FOLDER)]
+    if (this.options.scope === "shared") return [memoryFolder(this.options.dir, "shared", "")]
     const entries = await readdir(this.options.dir, { withFileTypes: true }).catch(() => [])
     return entries.filter((entry) => entry.isDirectory()).map((entry) => path.join(this.options.dir, entry.name))
   }

@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto"
+import path from "node:path"
 
 /** Longest note slug, in characters; a CJK slug stays far below the 255-byte name limit. */
 export const MAX_SLUG_LENGTH = 48
@@ -51,4 +52,11 @@ export function folderName(user: string): string {
 
 function percentEncode(char: string): string {
   return Array.from(Buffer.from(char, "utf8"), (byte) => `%${byte.toString(16).toUpperCase().padStart(2, "0")}`).join("")
+}
+
+const SHARED_FOLDER = "shared"
+
+/** A user's memory folder under `dir` (everyone's one folder when the scope is shared). */
+export function memoryFolder(dir: string, scope: "user" | "shared", user: string): string {
+  return path.join(dir, scope === "shared" ? SHARED_FOLDER : folderName(user))
 }

@@ -149,6 +149,16 @@ export class Scheduler {
     return this.table.list(conversation)
   }
 
+  /** A user's triggers in force (active or paused), for their quota. */
+  inForce(user: string): TriggerRecord[] {
+    return this.table.all().filter((trigger) => trigger.user === user && (trigger.status === "active" || trigger.status === "paused"))
+  }
+
+  /** The trigger a tool call created, if it did (a call replayed after a crash). */
+  createdBy(origin: string): Promise<string | undefined> {
+    return this.table.idOfOrigin(origin)
+  }
+
   /** The conversation that created a trigger: where its problems are told. */
   async owner(id: string): Promise<string | undefined> {
     return (await this.table.find(id))?.conversation

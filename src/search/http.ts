@@ -1,4 +1,6 @@
 import type { z } from "zod"
+import { MAX_SEARCH_RESPONSE_BYTES } from "../untrusted/limits.ts"
+import { readCapped } from "../web/guarded-fetch.ts"
 
 /** A failed search, worded for the model that asked for it. */
 export class SearchError extends Error {
@@ -16,8 +18,11 @@ export async function requestJson<T>(provider: string, url: URL, init: RequestIn
   let body: string
   try {
     response = await fetch(url, { ...init, signal: AbortSignal.any([signal, deadline]) })
-    body = await response.text()
+    const read = await readCapped(response, MAX_SEARCH_RESPONSE_BYTES)
+    if (read.truncated) throw new SearchError(`${provider} search answered with more than ${MAX_SEARCH_RESPONSE_BYTES / 1024 / 1024} MiB, which no search result needs; not read`)
+    body = read.bytes.toString("utf8")
   } catch (error) {
+    if (error instanceof SearchError) throw error
     signal.throwIfAborted()
     if (deadline.aborted) throw new SearchError(`${provider} search did not answer within ${timeoutMs / 1000} s; try again later`)
     throw new SearchError(`${provider} search could not be reached: ${causeOf(error)}`)

@@ -1,6 +1,7 @@
 import type { Logger } from "pino"
 import type { Access } from "../access/access.ts"
 import type { Attachments } from "../attachments/attachments.ts"
+import type { QuotaGuard } from "../quota/quota-guard.ts"
 import type { Outbox } from "../channel/outbox.ts"
 import { BUILT_IN, parseCommand, type FileCommand, type Parsed } from "../command/commands.ts"
 import type { CommandInfo, ConversationId, InboundMessage, InboundOutcome, UserId, WorkObserver } from "../core/types.ts"
@@ -24,6 +25,8 @@ export interface InboundGateDeps {
   scheduler: Scheduler
   outbox: Outbox
   attachments: Attachments
+  /** Messages per minute and the day's tokens of users who are not owners. */
+  quota: QuotaGuard
   profiles: Profiles
   /** /memory: the user's notes as one message. */
   memoryOverview: (user: UserId) => Promise<string>
@@ -81,6 +84,9 @@ export class InboundGate {
         await access.stranger(message)
         return false
       }
+      // Over QUOTA_MESSAGES_PER_MINUTE: not taken (no model call), the sender told once per burst.
+      // A button press answers a question already asked: it is always taken.
+      if (message.action === undefined && (await this.refused(message, this.deps.quota.rateRefusal(message.user)))) return true
       if (message.timezone !== undefined) await this.deps.profiles.platformTimeZone(message.user, message.timezone)
       if (message.attachments?.length) {
         await this.withFiles(message)
@@ -94,6 +100,7 @@ export class InboundGate {
       // message is recorded in the same write; for a command or an answer, a crash between the
       // two writes loses that message (the platform will not resend it).
       if (!command && !forQuestion) {
+        if (await this.refused(message, await this.deps.quota.tokensNotice(message.user))) return true
         await conversations.userMessage(message.conversation, message.user, message.text, message.text, eventId)
         return true
       }
@@ -109,11 +116,21 @@ export class InboundGate {
     }
   }
 
+  /** A message a quota refused (`refusal` defined): recorded as seen, so a redelivery is not
+   *  taken either, and the sender told why unless they were already ("" ). */
+  private async refused(message: InboundMessage, refusal: string | undefined): Promise<boolean> {
+    if (refusal === undefined) return false
+    if (message.eventId !== undefined) await this.deps.store.save({ seen: [message.eventId] })
+    if (refusal) await this.deps.outbox.add(message.conversation, refusal, `quota:${message.eventId ?? newId()}`)
+    return true
+  }
+
   /** A message with files: they are saved first (the lines describing them are part of what
    *  is recorded), then the message goes to the Teller like any other — a caption is never
    *  taken as a command or an answer, since the files would be lost with it. */
   private async withFiles(message: InboundMessage): Promise<void> {
     const { conversations, outbox, store } = this.deps
+    if (await this.refused(message, await this.deps.quota.tokensNotice(message.user))) return
     const taken = await this.deps.attachments.take(message.user, message.text, message.attachments ?? [])
     if (taken.text) await conversations.userMessage(message.conversation, message.user, taken.text, taken.text, message.eventId, taken.images)
     else if (message.eventId !== undefined) await store.save({ seen: [message.eventId] })

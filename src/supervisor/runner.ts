@@ -27,6 +27,8 @@ export interface AgentRunnerDeps {
   recordCompaction: (user: UserId, summary: string) => Promise<void>
   /** Every model call's tokens, for the usage record. */
   onUsage?: (sample: UsageSample) => void
+  /** Why a run for this user may not start (their day's model tokens are used up), if so. */
+  mayRun?: (user: UserId) => Promise<string | undefined>
 }
 
 /** One run of an agent over a session. */
@@ -42,6 +44,11 @@ export interface Run {
   onTool?: (summary: ToolSummary) => void
 }
 
+/** A run refused before its first model call: the user's quota is used up. */
+export class QuotaReached extends Error {
+  override name = "QuotaReached"
+}
+
 /** Runs an agent through the shared agent loop with its role's tools, rules and limits. */
 export class AgentRunner {
   private agentTools = new Map<string, readonly ToolDefinition[]>()
@@ -51,6 +58,8 @@ export class AgentRunner {
   async run({ agent, session, signal, where, takeInput, taskId, onTool }: Run): Promise<LoopOutcome> {
     const role = agent.role as Role
     const { config, rules } = this.deps
+    const refusal = await this.deps.mayRun?.(where.user)
+    if (refusal) throw new QuotaReached(refusal)
     // The stable part first: the role's instructions, then what the user asked to be remembered.
     const memory = role === "worker" ? "" : await this.deps.memorySnapshot(where.user)
     return runLoop({

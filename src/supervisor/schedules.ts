@@ -2,8 +2,10 @@ import type { Logger } from "pino"
 import type { Access } from "../access/access.ts"
 import { channelOf } from "../channel/channel.ts"
 import type { Outbox } from "../channel/outbox.ts"
+import type { Quotas } from "../config/quotas.ts"
 import type { ConversationId, TriggerRecord, UserId } from "../core/types.ts"
 import { mayReportTo } from "../permission/roles.ts"
+import { scheduleRefusal } from "../quota/schedule-quota.ts"
 import type { ScheduleRequest } from "../schedule/request.ts"
 import type { Scheduler } from "../schedule/scheduler.ts"
 import type { OutboxRecord } from "../store/records.ts"
@@ -20,6 +22,8 @@ export interface SchedulesDeps {
   userOf: (conversation: ConversationId) => Promise<UserId | undefined>
   /** The user's IANA zone: a cron expression without its own zone is read in it. */
   timeZoneOf: (user: UserId) => string
+  /** Limits for users who are not owners (QUOTA_SCHEDULES, QUOTA_MIN_INTERVAL_SECONDS). */
+  quotas: Quotas
   log: Logger
 }
 
@@ -38,9 +42,15 @@ export class Schedules implements ScheduleCapability {
     if (request.target !== undefined) await this.checkTarget(request.target, caller.user)
     const { scheduler } = this.deps
     const zoned = request.cron !== undefined && request.timezone === undefined ? { ...request, timezone: this.deps.timeZoneOf(caller.user) } : request
-    if (zoned.triggerId === undefined) return scheduler.create(zoned, { conversation: caller.conversation, user: caller.user, origin: `${caller.sessionId}:${caller.callId}` })
+    const origin = `${caller.sessionId}:${caller.callId}`
+    if (zoned.triggerId === undefined) {
+      // A call replayed after a crash finds the trigger it made: that one is not counted again.
+      await this.checkQuota(caller.user, zoned, await scheduler.createdBy(origin))
+      return scheduler.create(zoned, { conversation: caller.conversation, user: caller.user, origin })
+    }
     const resolved = resolveId(zoned.triggerId, scheduler.list(caller.conversation).map((trigger) => trigger.id), "schedule")
     if ("error" in resolved) throw new ToolError(`triggerId: ${resolved.error}`)
+    await this.checkQuota(caller.user, zoned, resolved.id)
     const edited = await scheduler.editTrigger(resolved.id, zoned, caller.conversation)
     if (typeof edited === "string") throw new ToolError(edited)
     return { taskId: edited.id }
@@ -68,6 +78,13 @@ export class Schedules implements ScheduleCapability {
     } catch (error) {
       this.deps.log.error({ err: error, firing: record.firingId }, "could not record a report's delivery")
     }
+  }
+
+  /** A user who is not an owner keeps to QUOTA_SCHEDULES and QUOTA_MIN_INTERVAL_SECONDS. */
+  private async checkQuota(user: UserId, request: ScheduleRequest, replacing: string | undefined): Promise<void> {
+    if (this.deps.access.isOwner(user)) return
+    const refusal = scheduleRefusal(this.deps.quotas, request, this.deps.scheduler.inForce(user), replacing)
+    if (refusal) throw new ToolError(refusal)
   }
 
   /** A report target must be a conversation of a channel that runs here, and one the user may

@@ -29,6 +29,8 @@ import { TaskBoard, type TaskBoardDeps } from "./task-board.ts"
 import { sessionOf } from "./task-records.ts"
 import type { Capabilities } from "../tool/capabilities.ts"
 import type { UsageSample } from "../usage/usage.ts"
+import { limitedMemory } from "../quota/note-quota.ts"
+import { QuotaGuard } from "../quota/quota-guard.ts"
 
 export interface SupervisorDeps {
   config: Config
@@ -73,6 +75,8 @@ export class Supervisor {
   readonly gate: InboundGate
   private readonly controls: ControlInbox
   readonly profiles: Profiles
+  /** Per-user limits decided at run time (messages per minute, the day's model tokens). */
+  readonly quota: QuotaGuard
   /** What the tools of a run may use, as this process's parts provide it. */
   readonly capabilities: Capabilities
   private stopping = false
@@ -95,6 +99,7 @@ export class Supervisor {
     this.outbox = new Outbox(store, deps.channels, log, { changed: () => this.checkIdle(), settled: (record) => this.schedules.settled(record) }, { maxReplyMessages: config.maxReplyMessages })
     this.questions = new Questions(store, this.outbox, log, (event) => this.conversations.enqueue(event))
     this.access = new Access(config.allowedUsers, store, this.outbox, log)
+    this.quota = new QuotaGuard({ quotas: config.quotas, isOwner: (user) => this.access.isOwner(user), usageSince: (since) => store.usageSince(since) })
     this.scheduler = new Scheduler({
       store,
       host: { startRun: (trigger, firing) => this.tasks.startRun(trigger, firing), taskStatus: (id) => this.tasks.taskStatus(id), notify: (trigger, text) => this.schedules.notify(trigger, text) },
@@ -112,7 +117,7 @@ export class Supervisor {
       changed,
       stopping,
     })
-    this.schedules = new Schedules({ scheduler: this.scheduler, outbox: this.outbox, access: this.access, userOf: (id) => this.conversations.userOf(id), timeZoneOf, log })
+    this.schedules = new Schedules({ scheduler: this.scheduler, outbox: this.outbox, access: this.access, userOf: (id) => this.conversations.userOf(id), timeZoneOf, quotas: config.quotas, log })
     this.tasks = new TaskBoard({
       config,
       store,
@@ -133,7 +138,7 @@ export class Supervisor {
       questions: new Asking(this.questions),
       schedules: this.schedules,
       replies: this.conversations,
-      memory: deps.memory,
+      memory: limitedMemory(deps.memory, this.quota, folderOf),
       history: store,
       profiles: this.profiles,
       notes: { forget: (user, request) => forgetNotes(folderOf(user), request) },
@@ -151,7 +156,8 @@ export class Supervisor {
       board: this.tasks,
       scheduler: this.scheduler,
       outbox: this.outbox,
-      attachments: new Attachments({ workspaceDir, quotaBytes: config.workspace.quotaBytes, maxBytes: config.attachments.maxBytes, vision: config.attachments.vision, transcribe: transcriber(config), log }),
+      quota: this.quota,
+      attachments: new Attachments({ workspaceDir, uploadsPerDay: (user) => (this.quota.limited(user) ? config.quotas.uploadsPerDay : undefined), quotaBytes: config.workspace.quotaBytes, maxBytes: config.attachments.maxBytes, vision: config.attachments.vision, transcribe: transcriber(config), log }),
       profiles: this.profiles,
       memoryOverview: (user) => memoryOverview(folderOf(user)),
       log,
@@ -178,7 +184,11 @@ export class Supervisor {
       model: deps.model,
       tools: deps.tools,
       rules: deps.rules,
-      onUsage: deps.onUsage,
+      onUsage: (sample) => {
+        deps.onUsage?.(sample)
+        this.quota.usageRecorded()
+      },
+      mayRun: (user) => this.quota.tokenRefusal(user),
       capabilities,
       timeZoneOf: (user) => this.profiles.timeZoneOf(user),
       memorySnapshot: (user) => memorySnapshot(deps.memory.folder(user)),

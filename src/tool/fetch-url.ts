@@ -2,7 +2,8 @@ import { z } from "zod"
 import { AddressPolicy, BlockedDestination, type AllowList } from "../web/address-policy.ts"
 import { charsetOf, decodeText } from "../web/decode.ts"
 import { GuardedFetch, readCapped, RequestTimedOut, TooManyRedirects, type Resolve } from "../web/guarded-fetch.ts"
-import { ConversionTimedOut, HtmlToText } from "../web/html-text.ts"
+import { ParseRefused } from "../untrusted/isolated.ts"
+import { HtmlToText } from "../web/html-text.ts"
 import { fetchNeedsUser } from "../trust/named-hosts.ts"
 import { defineTool, ToolError } from "./tool.ts"
 
@@ -86,7 +87,8 @@ export function createFetchUrlTool(settings: FetchUrlSettings) {
         ctx.abort.throwIfAborted()
         if (err instanceof ToolError) throw err
         if (err instanceof BlockedDestination) throw new ToolError(`refused: ${err.message}`)
-        if (err instanceof TooManyRedirects || err instanceof ConversionTimedOut) throw new ToolError(err.message)
+        if (err instanceof TooManyRedirects) throw new ToolError(err.message)
+        if (err instanceof ParseRefused) throw new ToolError(`${url} was not read: ${err.message}`)
         if (err instanceof RequestTimedOut) throw new ToolError(`${url} ${err.message}`)
         throw new ToolError(`fetching ${url} failed: ${causeMessage(err)}`)
       }

@@ -1,6 +1,7 @@
 import { open } from "node:fs/promises"
 import { z } from "zod"
-import { documentKind, documentText, MAX_DOCUMENT_BYTES } from "./document-text.ts"
+import { documentKind, documentText, MAX_DOCUMENT_BYTES } from "../document/document-text.ts"
+import { ParseRefused } from "../untrusted/isolated.ts"
 import { defineTool, ToolError } from "./tool.ts"
 import { fsError, MAX_FILE_BYTES, pathPattern, userWorkspace, workspacePath, workspaceRelative } from "./workspace.ts"
 
@@ -31,7 +32,10 @@ export const readFileTool = defineTool({
     if (!kind && data.subarray(0, BINARY_SNIFF_BYTES).includes(0)) {
       throw new ToolError(`${relPath} is a binary file; read_file only reads text, PDFs and .docx`)
     }
-    const text = kind ? await documentText(kind, data).catch((error: unknown) => {
+    const text = kind ? await documentText(kind, data, ctx.abort).catch((error: unknown) => {
+      ctx.abort.throwIfAborted()
+      // Over a limit: one line the model relays to the user; the task fails, it is not retried.
+      if (error instanceof ParseRefused) throw new ToolError(`${relPath} was refused: ${error.message}`)
       throw new ToolError(`${relPath} could not be read as ${kind}: ${error instanceof Error ? error.message : String(error)}`)
     }) : data.toString("utf8")
     const lines = text === "" ? [] : text.split("\n")

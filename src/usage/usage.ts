@@ -9,6 +9,8 @@ export interface UsageSample {
   /** "teller", "planner" or the worker type. */
   agent: string
   conversation: string
+  /** The user the call worked for (absent in samples recorded before quotas). */
+  user?: string
   sessionId: string
   taskId?: string
   /** `<provider>:<model-id>` as the AI SDK names it. */

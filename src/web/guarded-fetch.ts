@@ -87,8 +87,9 @@ export class GuardedFetch {
   }
 }
 
-/** Reads at most `maxBytes` of the body, cancelling the rest. */
-export async function readCapped(response: Response, maxBytes: number): Promise<{ bytes: Buffer; truncated: boolean }> {
+/** Reads at most `maxBytes` of the body, cancelling the rest. The count is of the bytes the body
+ *  yields, after fetch has decompressed them: a compressed bomb stops at the cap too. */
+export async function readCapped(response: { body: { getReader(): ReadableStreamDefaultReader<Uint8Array> } | null }, maxBytes: number): Promise<{ bytes: Buffer; truncated: boolean }> {
   if (response.body === null) return { bytes: Buffer.alloc(0), truncated: false }
   const reader = response.body.getReader()
   const chunks: Uint8Array[] = []

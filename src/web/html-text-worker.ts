@@ -4,7 +4,7 @@
  * every conversation. One job at a time; the main thread keeps idle workers for the next page.
  */
 import { convert } from "html-to-text"
-import { parentPort } from "node:worker_threads"
+import { serve } from "../untrusted/serve.ts"
 import { decodeText } from "./decode.ts"
 import { flattenHtml } from "./flatten-html.ts"
 
@@ -15,25 +15,19 @@ export interface HtmlJob {
   maxChars: number
 }
 
-export type HtmlResult = { text: string; cut: boolean } | { error: string }
+export type HtmlText = { text: string; cut: boolean }
 
 // Some slack over maxChars: conversion adds line breaks and bullets but also drops whitespace.
 const TEXT_SLACK = 1024
 
-parentPort!.on("message", (job: HtmlJob) => {
-  let result: HtmlResult
-  try {
-    const flattened = flattenHtml(decodeText(job.bytes, job.charset), job.maxChars + TEXT_SLACK)
-    const text = convert(flattened.html, {
-      wordwrap: false,
-      selectors: [
-        { selector: "img", format: "skip" },
-        { selector: "a", options: { ignoreHref: true } },
-      ],
-    })
-    result = { text, cut: flattened.cut }
-  } catch (error) {
-    result = { error: error instanceof Error ? error.message : String(error) }
-  }
-  parentPort!.postMessage(result)
+serve((job: HtmlJob): HtmlText => {
+  const flattened = flattenHtml(decodeText(job.bytes, job.charset), job.maxChars + TEXT_SLACK)
+  const text = convert(flattened.html, {
+    wordwrap: false,
+    selectors: [
+      { selector: "img", format: "skip" },
+      { selector: "a", options: { ignoreHref: true } },
+    ],
+  })
+  return { text, cut: flattened.cut }
 })

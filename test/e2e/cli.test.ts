@@ -68,7 +68,7 @@ describe("the owner CLI against a running Steward", () => {
       const call = { at, conversation: "console:local", sessionId: "s1", model: "openai-compatible:scripted" }
       await store.recordUsage({ ...call, role: "teller", agent: "teller", input: 1000, cachedInput: 750, output: 20 })
       await store.recordUsage({ ...call, role: "teller", agent: "teller", input: 1000, cachedInput: 250, output: 30 })
-      await store.recordUsage({ ...call, role: "worker", agent: "default", taskId: "t1", input: 400, cachedInput: 0, output: 100 })
+      await store.recordUsage({ ...call, user: "telegram:42", role: "worker", agent: "default", taskId: "t1", input: 400, cachedInput: 0, output: 100 })
     })
     const usage = JSON.parse((await cli("usage", "--days", "1", "--json")).stdout)
     expect(usage.byRole).toEqual([
@@ -76,6 +76,10 @@ describe("the owner CLI against a running Steward", () => {
       { day: "all", role: "worker", calls: 1, input: 400, cachedInput: 0, output: 100, cachedShare: 0 },
     ])
     expect((await cli("usage")).stdout).toMatch(/teller\s+2\s+2000\s+1000 \(50%\)\s+50/)
+    // Each user's use today against the quotas: tokens of every role for them, their schedules.
+    expect(usage.quotas.limits).toMatchObject({ QUOTA_TOKENS_PER_DAY: 2_000_000, QUOTA_MESSAGES_PER_MINUTE: 20 })
+    expect(usage.quotas.users).toContainEqual({ user: "telegram:42", owner: false, tokensToday: 500, recurringSchedules: 0, notesToday: 0, uploadsToday: 0 })
+    expect((await cli("usage")).stdout).toMatch(/telegram:42\s+500\/2000000\s+0\/10\s+0\/50\s+0\/50/)
 
     const copy = join(dataDir, "backup")
     const backedUp = await cli("backup", join(copy, "steward.sqlite"))

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os"
 import path from "node:path"
 import pino from "pino"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
-import { attachmentsOf } from "../../adapters/slack/files.ts"
+import { attachmentsOf, tokenOrigins } from "../../adapters/slack/files.ts"
 import { imagePart, withImages } from "../../src/agent/context.ts"
 import { Attachments } from "../../src/attachments/attachments.ts"
 import { safeFileName } from "../../src/attachments/names.ts"
@@ -17,7 +17,7 @@ beforeEach(async () => {
 })
 afterEach(() => rm(dir, { recursive: true, force: true }))
 
-const attachments = (options: Partial<ConstructorParameters<typeof Attachments>[0]> = {}) => new Attachments({ workspaceDir: dir, maxBytes: 100, quotaBytes: 1000, vision: true, log: pino({ level: "silent" }), ...options })
+const attachments = (options: Partial<ConstructorParameters<typeof Attachments>[0]> = {}) => new Attachments({ workspaceDir: dir, maxBytes: 100, quotaBytes: 1000, vision: true, uploadsPerDay: () => undefined, log: pino({ level: "silent" }), ...options })
 const file = (name: string | undefined, data: string, extra: Partial<InboundAttachment> = {}): InboundAttachment => ({
   kind: "document",
   name,
@@ -106,13 +106,40 @@ describe("Slack downloads", () => {
     const api = await startSlackApi()
     try {
       const shared = api.hostFile("a.txt", "text/plain", "hello")
-      const [right] = attachmentsOf([shared], api.botToken)
+      const [right] = attachmentsOf([shared], api.botToken, tokenOrigins(api.apiUrl))
       expect(Buffer.from(await right!.download(100)).toString()).toBe("hello")
-      const [wrong] = attachmentsOf([shared], "xoxb-other")
+      const [wrong] = attachmentsOf([shared], "xoxb-other", tokenOrigins(api.apiUrl))
       await expect(wrong!.download(100)).rejects.toThrow("Slack sent a sign-in page instead of the file: the bot token needs the files:read scope")
       await expect(right!.download(3)).rejects.toBeInstanceOf(FileTooLarge)
     } finally {
       await api.close()
+    }
+  })
+
+  it("send the token only to Slack's file host over https (or SLACK_API_URL's origin); a file elsewhere is refused without a request", async () => {
+    const api = await startSlackApi()
+    const elsewhere = await startSlackApi() // another host that would take the token
+    try {
+      const origins = tokenOrigins(api.apiUrl)
+      expect([...tokenOrigins(undefined)]).toEqual(["https://files.slack.com"])
+      const hosted = elsewhere.hostFile("a.txt", "text/plain", "hello")
+      const spellings = [
+        hosted.url_private_download,
+        hosted.url_private_download.replace("127.0.0.1", "localhost"),
+        `http://files.slack.com/files-pri/T1-F1/a.txt`,
+        `https://files.slack.com.evil.example/a.txt`,
+        `https://evil.example/?files.slack.com`,
+        `https://xoxb@evil.example/a.txt`,
+        "not a url",
+      ]
+      for (const url of spellings) {
+        const [file] = attachmentsOf([{ ...hosted, url_private_download: url, url_private: url }], api.botToken, origins)
+        await expect(file!.download(100), url).rejects.toThrow(/is not on Slack's file host/)
+      }
+      expect(elsewhere.downloads).toEqual([])
+    } finally {
+      await api.close()
+      await elsewhere.close()
     }
   })
 })

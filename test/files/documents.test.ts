@@ -7,6 +7,7 @@ import { readFileTool } from "../../src/tool/read-file.ts"
 import { sendFileTool } from "../../src/tool/send-file.ts"
 import type { Capabilities } from "../../src/tool/capabilities.ts"
 import type { ToolContext, ToolDefinition } from "../../src/tool/tool.ts"
+import { docxBombs } from "./bombs.ts"
 import { storedZip, twoPagePdf } from "./zip.ts"
 
 let dir: string
@@ -46,6 +47,14 @@ describe("read_file on documents", () => {
   })
 
   it("returns a Word document's paragraphs as lines", async () => {
+    await writeFile(path.join(dir, "telegram-1", "budget.docx"), DOCX)
+    expect((await run(readFileTool, { path: "budget.docx" })).content).toBe("Budget for 2027\n\nTravel: 300 EUR")
+  })
+
+  it("refuses a zip bomb with a one-line reason the model relays, and reads the next document", async () => {
+    const bombs = await docxBombs(100 * 1024 * 1024)
+    await writeFile(path.join(dir, "telegram-1", "bomb.docx"), bombs["one block named by many entries"]!)
+    await expect(run(readFileTool, { path: "bomb.docx" })).rejects.toThrow(/^bomb\.docx was refused: it unpacks to more than 64 MiB \(a zip bomb\?\)$/)
     await writeFile(path.join(dir, "telegram-1", "budget.docx"), DOCX)
     expect((await run(readFileTool, { path: "budget.docx" })).content).toBe("Budget for 2027\n\nTravel: 300 EUR")
   })

@@ -1,42 +1,63 @@
 import { crc32 } from "node:zlib"
 
-/** A zip archive of `files`, stored without compression: enough to build a .docx in a test. */
-export function storedZip(files: Record<string, string>): Buffer {
+/** One entry of a zip: its bytes as stored (compressed when `method` is 8), the size it claims
+ *  unpacked, and how many times the directory names it (more than once: an overlapping bomb). */
+export interface ZipEntry {
+  name: string
+  stored: Buffer
+  method?: 0 | 8
+  size?: number
+  crc?: number
+  listed?: number
+}
+
+/** A zip archive of `entries`, its directory written as they say (which may lie). */
+export function zipOf(entries: ZipEntry[]): Buffer {
   const locals: Buffer[] = []
   const centrals: Buffer[] = []
   let offset = 0
-  for (const [name, text] of Object.entries(files)) {
-    const data = Buffer.from(text)
+  let listed = 0
+  for (const { name, stored, method = 0, size = stored.length, crc = method === 0 ? crc32(stored) : 0, listed: times = 1 } of entries) {
     const nameBytes = Buffer.from(name)
-    const crc = crc32(data)
     const local = Buffer.alloc(30)
     local.writeUInt32LE(0x04034b50, 0)
     local.writeUInt16LE(20, 4)
+    local.writeUInt16LE(method, 8)
     local.writeUInt32LE(crc, 14)
-    local.writeUInt32LE(data.length, 18)
-    local.writeUInt32LE(data.length, 22)
+    local.writeUInt32LE(stored.length, 18)
+    local.writeUInt32LE(size, 22)
     local.writeUInt16LE(nameBytes.length, 26)
-    const central = Buffer.alloc(46)
-    central.writeUInt32LE(0x02014b50, 0)
-    central.writeUInt16LE(20, 4)
-    central.writeUInt16LE(20, 6)
-    central.writeUInt32LE(crc, 16)
-    central.writeUInt32LE(data.length, 20)
-    central.writeUInt32LE(data.length, 24)
-    central.writeUInt16LE(nameBytes.length, 28)
-    central.writeUInt32LE(offset, 42)
-    locals.push(local, nameBytes, data)
-    centrals.push(central, nameBytes)
-    offset += local.length + nameBytes.length + data.length
+    for (let copy = 0; copy < times; copy++) {
+      const copyName = copy === 0 ? nameBytes : Buffer.from(`${name}.${copy}`)
+      const central = Buffer.alloc(46)
+      central.writeUInt32LE(0x02014b50, 0)
+      central.writeUInt16LE(20, 4)
+      central.writeUInt16LE(20, 6)
+      central.writeUInt16LE(method, 10)
+      central.writeUInt32LE(crc, 16)
+      central.writeUInt32LE(stored.length, 20)
+      central.writeUInt32LE(size, 24)
+      central.writeUInt16LE(copyName.length, 28)
+      central.writeUInt32LE(offset, 42)
+      centrals.push(central, copyName)
+    }
+    listed += times
+    locals.push(local, nameBytes, stored)
+    offset += local.length + nameBytes.length + stored.length
   }
   const directory = Buffer.concat(centrals)
   const end = Buffer.alloc(22)
   end.writeUInt32LE(0x06054b50, 0)
-  end.writeUInt16LE(Object.keys(files).length, 8)
-  end.writeUInt16LE(Object.keys(files).length, 10)
+  end.writeUInt16LE(Math.min(listed, 0xffff), 8)
+  end.writeUInt16LE(Math.min(listed, 0xffff), 10)
   end.writeUInt32LE(directory.length, 12)
   end.writeUInt32LE(offset, 16)
   return Buffer.concat([...locals, directory, end])
+}
+
+/** A zip archive of `files`, stored without compression: enough to build a .docx in a test. */
+export function storedZip(files: Record<string, string>): Buffer {
+  return zipOf(Object.entries(files).map(([name, text]) => ({ name, stored: Buffer.from(text) })))
 }
 
 /** A two-page PDF with one line of text per page, its cross-reference table computed. */

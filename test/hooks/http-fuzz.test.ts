@@ -219,6 +219,21 @@ describe("HTTP endpoints under random requests", () => {
     await stillServing()
   })
 
+  it("answers a hook body that is neither empty nor a JSON object with 400, one over 1 MB with 413, and raises nothing for either", async () => {
+    const post = (body: Buffer | undefined, headers: Record<string, string> = {}) => send(hooksPort, "POST", "/hooks/deploy-done", { authorization: `Bearer ${HOOKS_TOKEN}`, ...headers }, body)
+    const before = raised.length
+    for (const text of ["{", "null", "[]", "42", '"text"', "not json", '{"a":1} trailing']) expect((await post(Buffer.from(text))).status, text).toBe(400)
+    expect((await post(Buffer.from([0xff, 0xfe, 0x00, 0x01]))).status).toBe(400)
+    expect((await post(Buffer.alloc(2 * 1024 * 1024, " "))).status).toBe(413)
+    // A body over the limit without a declared length (chunked) is refused as it arrives.
+    expect((await post(Buffer.alloc(1024 * 1024 + 1, " "), { "transfer-encoding": "chunked" })).status).toBe(413)
+    expect(raised.length).toBe(before)
+    expect((await post(undefined)).status).toBe(202)
+    expect((await post(Buffer.from('{"source":"ci","ok":true}'), { "content-type": "application/json" })).status).toBe(202)
+    expect((await post(Buffer.alloc(1024 * 1024, " "))).status).toBe(202)
+    expect(raised.slice(before)).toEqual(["deploy-done", "deploy-done", "deploy-done"])
+  })
+
   it("answers a Telegram body that is not an update with 400, and an oversized one with 413", async () => {
     const post = (body: Buffer) => send(telegram.webhookPort!, "POST", "/telegram", { "content-type": "application/json", "x-telegram-bot-api-secret-token": TELEGRAM_SECRET }, body)
     expect((await post(Buffer.from("{"))).status).toBe(400)

@@ -1,3 +1,5 @@
+import { createServer } from "node:http"
+import type { AddressInfo } from "node:net"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { loadConfig } from "../../src/config/config.ts"
 import { searchProvider } from "../../src/search/provider.ts"
@@ -5,6 +7,8 @@ import { createWebSearchTool } from "../../src/tool/web-search.ts"
 import { ToolError } from "../../src/tool/tool.ts"
 import { SEARCH_KEY, startSearchApi, type FakeSearchApi } from "../fakes/search-api.ts"
 import { callTool } from "../mcp/support.ts"
+import { deflatedZeros } from "../files/bombs.ts"
+import { MAX_SEARCH_RESPONSE_BYTES } from "../../src/untrusted/limits.ts"
 
 let api: FakeSearchApi
 beforeAll(async () => void (api = await startSearchApi()))
@@ -46,6 +50,23 @@ describe.each(["searxng", "brave", "tavily"] as const)("web_search through %s", 
     expect(error.message).toContain(provider)
   })
 })
+
+it("refuses a search answer that inflates past its limit (a gzip bomb) without reading it all", async () => {
+  const bomb = await deflatedZeros(200 * 1024 * 1024, { format: "gzip", fill: 0x20 })
+  const server = createServer((_req, res) => void res.writeHead(200, { "content-type": "application/json", "content-encoding": "gzip" }).end(bomb))
+  await new Promise<void>((done) => server.listen(0, "127.0.0.1", done))
+  try {
+    const tool = createWebSearchTool(searchProvider(loadConfig({ ...base, SEARCH_PROVIDER: "searxng", SEARXNG_URL: `http://127.0.0.1:${(server.address() as AddressInfo).port}` }).search, 10_000)!)
+    const before = process.memoryUsage.rss()
+    const error = await callTool(tool, { query: "cats" }).catch((e) => e)
+    expect(error).toBeInstanceOf(ToolError)
+    expect(error.message).toBe(`searxng search answered with more than ${MAX_SEARCH_RESPONSE_BYTES / 1024 / 1024} MiB, which no search result needs; not read`)
+    expect(process.memoryUsage.rss() - before).toBeLessThan(100 * 1024 * 1024)
+  } finally {
+    server.closeAllConnections()
+    await new Promise((done) => server.close(done))
+  }
+}, 30_000)
 
 it("reports a search API that cannot be reached", async () => {
   const gone = await startSearchApi()

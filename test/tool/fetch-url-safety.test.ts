@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { z } from "zod"
 import { ConfigError, loadConfig } from "../../src/config/config.ts"
 import { createFetchUrlTool, type FetchUrlSettings } from "../../src/tool/fetch-url.ts"
+import { deflatedZeros } from "../files/bombs.ts"
 import type { Capabilities } from "../../src/tool/capabilities.ts"
 import { ToolError, type ToolContext, type ToolDefinition } from "../../src/tool/tool.ts"
 import { AddressPolicy, allowHostsSchema, nonPublicRange } from "../../src/web/address-policy.ts"
@@ -220,9 +221,19 @@ describe("fetch_url bounds what a page can cost", () => {
     return `<html><body>${"<div>x ".repeat(levels)}<p>the bottom</p>${"</div>".repeat(levels)}</body></html>`
   })()
 
+  let gzipBomb: Buffer
+  let deflateBomb: Buffer
+
   beforeAll(async () => {
+    // 300 MB of text in a few hundred KB: what the body cap must count is the inflated bytes.
+    gzipBomb = await deflatedZeros(300 * 1024 * 1024, { format: "gzip", fill: 0x61 })
+    deflateBomb = await deflatedZeros(300 * 1024 * 1024, { format: "zlib", fill: 0x3c })
     server = createServer((req, res) => {
       switch (req.url) {
+        case "/gzip-bomb":
+          return void res.writeHead(200, { "content-type": "text/plain", "content-encoding": "gzip" }).end(gzipBomb)
+        case "/deflate-bomb":
+          return void res.writeHead(200, { "content-type": "text/html", "content-encoding": "deflate" }).end(deflateBomb)
         case "/slow":
           return // never answers
         case "/trickle": {
@@ -265,6 +276,16 @@ describe("fetch_url bounds what a page can cost", () => {
     expect(result).toMatchObject({ truncated: true })
     expect(result.text).toBe("b".repeat(1024))
   })
+
+  it("stops reading a compressed bomb at FETCH_MAX_BYTES of inflated text (gzip, deflate)", async () => {
+    const before = process.memoryUsage.rss()
+    for (const path of ["/gzip-bomb", "/deflate-bomb"]) {
+      const result = await run(local({ maxBytes: 1024 * 1024 }), { url: `${base}${path}`, maxChars: 1000 })
+      expect(result, path).toMatchObject({ status: 200, truncated: true })
+      expect(result.text.length, path).toBeLessThanOrEqual(1000)
+    }
+    expect(process.memoryUsage.rss() - before).toBeLessThan(150 * 1024 * 1024)
+  }, 60_000)
 
   it("converts a 2 MiB page of nested elements off the event loop", async () => {
     const fetchUrl = local()
