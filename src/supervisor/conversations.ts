@@ -1,6 +1,6 @@
 import type { Logger } from "pino"
 import type { Agent } from "../agent/agents.ts"
-import { type LoopInput, type LoopOutcome } from "../agent/loop.ts"
+import { textOf, toolCalls, type LoopInput, type LoopOutcome } from "../agent/loop.ts"
 import type { Outbox } from "../channel/outbox.ts"
 import type { ConversationId, ImageRef, OutgoingFile, UserId, WorkObserver } from "../core/types.ts"
 import type { Questions } from "../question/questions.ts"
@@ -24,11 +24,16 @@ export interface ConversationsDeps {
   sessions: Sessions
   log: Logger
   /** Runs the Teller over a conversation's session. */
-  runTeller: (session: Session, signal: AbortSignal, where: { conversation: ConversationId; user: UserId }, takeInput: LoopInput["takeInput"]) => Promise<LoopOutcome>
+  runTeller: (session: Session, signal: AbortSignal, where: { conversation: ConversationId; user: UserId }, takeInput: LoopInput["takeInput"], hooks: TurnHooks) => Promise<LoopOutcome>
   /** A turn started or ended. */
   changed: () => void
   /** Steward is stopping: no new turn starts, and a turn cut short stays pending. */
   stopping: () => boolean
+}
+
+/** What a Teller run hands back while it runs. */
+export interface TurnHooks {
+  onAnswer: NonNullable<LoopInput["onAnswer"]>
 }
 
 interface Conversation {
@@ -230,7 +235,8 @@ export class Conversations implements ReplyCapability {
       this.turns.set(conversation.id, controller)
       // The turn acts for whoever wrote the message that started it — in a shared thread not
       // necessarily the conversation's first user: their memory, their tasks, their rights.
-      outcome = await this.deps.runTeller(session, controller.signal, { conversation: conversation.id, user: attempt.user }, takeInput)
+      const onAnswer = (text: string, recordId: string) => this.answer(conversation.id, text, recordId, firings, true)
+      outcome = await this.deps.runTeller(session, controller.signal, { conversation: conversation.id, user: attempt.user }, takeInput, { onAnswer })
     } catch (error) {
       if (this.deps.stopping()) {
         // Left pending: the next start replays the turn from the log.
@@ -251,7 +257,11 @@ export class Conversations implements ReplyCapability {
       this.turnFirings.delete(conversation.id)
     }
     const firingId = firings.values().next().value
-    let answered = this.repliedSince(session, turnStart, consumed)
+    // Every answer in text is posted, whatever else the turn answered with reply — those of a
+    // run before a crash too (the origin keeps each to one message).
+    const texts = session.records.slice(this.turnFrom(session, turnStart, consumed)).filter(isTextAnswer)
+    for (const record of texts) await this.answer(conversation.id, textOf(record.message), record.id, firings, false)
+    let answered = texts.length > 0 || this.repliedSince(session, turnStart, consumed)
     if (outcome.status === "done" && outcome.text && !answered) {
       // A turn that ends in plain text without calling reply still answers the user.
       await this.deps.outbox.add(conversation.id, outcome.text, `final:${session.records.at(-1)!.id}`, {}, firingId)
@@ -274,6 +284,11 @@ export class Conversations implements ReplyCapability {
     }
     await this.done(consumed)
     this.deps.observer?.turnEnded(failed ? "failed" : "completed")
+  }
+
+  /** Posts an answer the Teller gave in text; a turn that handles a scheduled report posts it as that report. */
+  private async answer(conversation: ConversationId, text: string, recordId: string, firings: Set<string>, fresh: boolean): Promise<void> {
+    await this.deps.outbox.add(conversation, text, `final:${recordId}`, {}, firings.values().next().value, fresh)
   }
 
   /** The events handled: off the log, and off the inbox. */
@@ -332,6 +347,12 @@ function whatWentWrong(records: readonly MessageRecord[]): string {
     if (error?.type === "tool-result" && error.output.type === "error-text") return `my tools kept failing (${error.output.value.slice(0, 200)})`
   }
   return "the model gave no answer"
+}
+
+/** A step of text alone: an answer to the user. */
+function isTextAnswer(record: MessageRecord): boolean {
+  const { message } = record
+  return message.role === "assistant" && record.kind !== "summary" && toolCalls(message).length === 0 && textOf(message) !== ""
 }
 
 function isSuccessfulToolResult(record: MessageRecord, tool?: string): boolean {

@@ -40,6 +40,7 @@ export interface Run {
   /** The task the run executes (Planner and Worker runs). */
   taskId?: string
   onTool?: (summary: ToolSummary) => void
+  onAnswer?: LoopInput["onAnswer"]
 }
 
 /** Runs an agent through the shared agent loop with its role's tools, rules and limits. */
@@ -48,7 +49,7 @@ export class AgentRunner {
 
   constructor(private readonly deps: AgentRunnerDeps) {}
 
-  async run({ agent, session, signal, where, takeInput, taskId, onTool }: Run): Promise<LoopOutcome> {
+  async run({ agent, session, signal, where, takeInput, taskId, onTool, onAnswer }: Run): Promise<LoopOutcome> {
     const role = agent.role as Role
     const { config, rules } = this.deps
     // The stable part first: the role's instructions, then what the user asked to be remembered.
@@ -71,6 +72,7 @@ export class AgentRunner {
       usableTokens: config.context.contextTokens - config.context.outputTokens,
       takeInput,
       onTool,
+      onAnswer,
       onCompacted: role === "teller" ? (summary) => this.deps.recordCompaction(where.user, summary) : undefined,
     })
   }

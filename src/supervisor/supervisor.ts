@@ -108,7 +108,7 @@ export class Supervisor {
       questions: this.questions,
       sessions,
       log,
-      runTeller: (session, signal, where, takeInput) => runner.run({ agent: deps.agents.teller, session, signal, where, takeInput }),
+      runTeller: (session, signal, where, takeInput, hooks) => runner.run({ agent: deps.agents.teller, session, signal, where, takeInput, ...hooks }),
       changed,
       stopping,
     })
