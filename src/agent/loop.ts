@@ -10,6 +10,7 @@ import { buildRequest, estimatePrompt, modelName } from "./request.ts"
 import { textOf, toolCalls } from "./messages.ts"
 import { stepEndsRun } from "./run-end.ts"
 import { compact, fixedAfterSummary } from "./compaction.ts"
+import { streamStep, type AnswerStream } from "./stream-step.ts"
 import type { SessionLog } from "./session-log.ts"
 
 export { textOf, toolCalls }
@@ -61,6 +62,9 @@ export interface LoopInput {
    *  every one of them, not only the run's last: a run handed a new message after answering
    *  in text goes on to answer that one too. */
   onAnswer?: (text: string, recordId: string) => Promise<void>
+  /** When set, each step streams (`stream: true`) and shows here the text meant for the user as
+   *  it is generated; the step's result is the same as without. */
+  answers?: AnswerStream
   /** Every model call's token usage. */
   onUsage?: (sample: UsageSample) => void
 }
@@ -175,9 +179,9 @@ function toolSet(tools: readonly ToolDefinition[]): ToolSet {
 /** One model call. A provider that rejects the request as too long gets one compaction — with
  *  every tool output cleared, since the history itself may be what does not fit — and a retry. */
 async function generateStep(input: LoopInput, offered: ToolSet, lastStep: boolean) {
-  const call = async () => {
+  const step = async () => {
     const request = requestOf(input)
-    const result = await generateText({
+    const call = {
       model: input.model,
       ...request,
       // Images are read from the workspace for this call only (budget estimates count their references).
@@ -185,18 +189,20 @@ async function generateStep(input: LoopInput, offered: ToolSet, lastStep: boolea
       tools: lastStep ? undefined : offered,
       maxRetries: input.maxRetries,
       abortSignal: input.context.abort,
-    })
+    }
+    // The same request either way: streaming changes how the answer arrives, not the cache layout.
+    const result = input.answers ? await streamStep(call, input.answers) : await generateText(call)
     reportUsage(input, input.context.role, result.usage)
     return result
   }
   try {
-    return await call()
+    return await step()
   } catch (error) {
     if (!isContextOverflow(error)) throw error
     await compactLog(input, CLEAR_ALL_TOOL_OUTPUT)
     // The summary hides everything before it, the last-step instruction included.
     if (lastStep) await input.log.append({ message: userMessage(MAX_STEPS_REACHED) })
-    return await call()
+    return await step()
   }
 }
 

@@ -77,6 +77,8 @@ export interface OutboxRecord {
   error?: string
   /** Sent as plain text: the adapter could not send its formatted form. */
   plain?: boolean
+  /** The live answer this message completes (OutgoingMessage.live). */
+  live?: string
 }
 
 /** A question to the user (ask_user, or a permission that needs the user's approval). */

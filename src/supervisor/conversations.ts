@@ -8,6 +8,9 @@ import type { InboxEvent, MessageRecord, SessionRecord } from "../store/records.
 import { newId, type Store } from "../store/store.ts"
 import type { Caller, ReplyCapability } from "../tool/capabilities.ts"
 import { readableReport } from "./report.ts"
+import { LiveAnswers, type TakenAnswer } from "../stream/live-answers.ts"
+import { STEP_TEXT } from "../agent/stream-step.ts"
+import type { LiveText } from "../channel/channel.ts"
 import type { Session, Sessions } from "./sessions.ts"
 
 /** Why a turn was aborted by the user's /stop: it ends without an apology or a relayed report. */
@@ -29,11 +32,16 @@ export interface ConversationsDeps {
   changed: () => void
   /** Steward is stopping: no new turn starts, and a turn cut short stays pending. */
   stopping: () => boolean
+  /** How the conversation's channel shows an answer to `user` while it is written, if it can
+   *  and replies stream (STREAM_REPLIES). */
+  liveText?: (conversation: ConversationId, user: UserId) => ((id: string) => LiveText) | undefined
 }
 
 /** What a Teller run hands back while it runs. */
 export interface TurnHooks {
   onAnswer: NonNullable<LoopInput["onAnswer"]>
+  /** Where its answers are shown as they are written, when the channel can and streaming is on. */
+  answers?: LiveAnswers
 }
 
 interface Conversation {
@@ -55,6 +63,8 @@ export class Conversations implements ReplyCapability {
   private conversations = new Map<ConversationId, Conversation>()
   /** Per conversation, the trigger firings whose reports the running Teller turn is handling. */
   private turnFirings = new Map<ConversationId, Set<string>>()
+  /** Per conversation, the answers the running Teller turn shows as they are written. */
+  private turnAnswers = new Map<ConversationId, LiveAnswers>()
   private turns = new Map<ConversationId, AbortController>()
   /** Turns under way, so stop() can wait for them. */
   private inflight = new Set<Promise<unknown>>()
@@ -148,7 +158,10 @@ export class Conversations implements ReplyCapability {
   /** The reply tool: a reply in a turn that handles a scheduled report is that report, so its
    *  delivery is recorded on the firing. */
   async reply(caller: Caller, text: string): Promise<void> {
-    await this.deps.outbox.add(caller.conversation, text, `${caller.sessionId}:${caller.callId}`, {}, this.firingOf(caller), caller.fresh)
+    const live = this.turnAnswers.get(caller.conversation)?.take(caller.callId)
+    const record = await this.deps.outbox.add(caller.conversation, { text, live: live?.id }, `${caller.sessionId}:${caller.callId}`, {}, this.firingOf(caller), caller.fresh)
+    // A replayed call found its message sent before: what this run showed is not a second copy.
+    if (live && record.live !== live.id) live.discard()
   }
 
   /** The send_file tool: the outbox record holds the file's path; the adapter reads it when sending. */
@@ -228,6 +241,9 @@ export class Conversations implements ReplyCapability {
     }
     const turnStart = session.records.length
     const controller = new AbortController()
+    const liveText = this.deps.liveText?.(conversation.id, attempt.user)
+    const answers = liveText && new LiveAnswers(liveText)
+    if (answers) this.turnAnswers.set(conversation.id, answers)
     let outcome: LoopOutcome
     let failed = false
     let stopped = false
@@ -235,8 +251,8 @@ export class Conversations implements ReplyCapability {
       this.turns.set(conversation.id, controller)
       // The turn acts for whoever wrote the message that started it — in a shared thread not
       // necessarily the conversation's first user: their memory, their tasks, their rights.
-      const onAnswer = (text: string, recordId: string) => this.answer(conversation.id, text, recordId, firings, true)
-      outcome = await this.deps.runTeller(session, controller.signal, { conversation: conversation.id, user: attempt.user }, takeInput, { onAnswer })
+      const onAnswer = (text: string, recordId: string) => this.answer(conversation.id, text, recordId, firings, true, answers?.take(STEP_TEXT))
+      outcome = await this.deps.runTeller(session, controller.signal, { conversation: conversation.id, user: attempt.user }, takeInput, { onAnswer, answers })
     } catch (error) {
       if (this.deps.stopping()) {
         // Left pending: the next start replays the turn from the log.
@@ -255,6 +271,9 @@ export class Conversations implements ReplyCapability {
     } finally {
       this.turns.delete(conversation.id)
       this.turnFirings.delete(conversation.id)
+      this.turnAnswers.delete(conversation.id)
+      // Shown and never completed by a message (a failed or stopped turn): taken away.
+      answers?.close()
     }
     const firingId = firings.values().next().value
     // Every answer in text is posted, whatever else the turn answered with reply — those of a
@@ -287,8 +306,9 @@ export class Conversations implements ReplyCapability {
   }
 
   /** Posts an answer the Teller gave in text; a turn that handles a scheduled report posts it as that report. */
-  private async answer(conversation: ConversationId, text: string, recordId: string, firings: Set<string>, fresh: boolean): Promise<void> {
-    await this.deps.outbox.add(conversation, text, `final:${recordId}`, {}, firings.values().next().value, fresh)
+  private async answer(conversation: ConversationId, text: string, recordId: string, firings: Set<string>, fresh: boolean, live?: TakenAnswer): Promise<void> {
+    const record = await this.deps.outbox.add(conversation, { text, live: live?.id }, `final:${recordId}`, {}, firings.values().next().value, fresh)
+    if (live && record.live !== live.id) live.discard()
   }
 
   /** The events handled: off the log, and off the inbox. */

@@ -41,6 +41,7 @@ export interface Run {
   taskId?: string
   onTool?: (summary: ToolSummary) => void
   onAnswer?: LoopInput["onAnswer"]
+  answers?: LoopInput["answers"]
 }
 
 /** Runs an agent through the shared agent loop with its role's tools, rules and limits. */
@@ -49,7 +50,7 @@ export class AgentRunner {
 
   constructor(private readonly deps: AgentRunnerDeps) {}
 
-  async run({ agent, session, signal, where, takeInput, taskId, onTool, onAnswer }: Run): Promise<LoopOutcome> {
+  async run({ agent, session, signal, where, takeInput, taskId, onTool, onAnswer, answers }: Run): Promise<LoopOutcome> {
     const role = agent.role as Role
     const { config, rules } = this.deps
     // The stable part first: the role's instructions, then what the user asked to be remembered.
@@ -73,6 +74,7 @@ export class AgentRunner {
       takeInput,
       onTool,
       onAnswer,
+      answers,
       onCompacted: role === "teller" ? (summary) => this.deps.recordCompaction(where.user, summary) : undefined,
     })
   }

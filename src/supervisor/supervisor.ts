@@ -111,6 +111,11 @@ export class Supervisor {
       runTeller: (session, signal, where, takeInput, hooks) => runner.run({ agent: deps.agents.teller, session, signal, where, takeInput, ...hooks }),
       changed,
       stopping,
+      liveText: (conversation, user) => {
+        const channel = this.channelOf(conversation)
+        if (!config.streamReplies || !channel?.live) return undefined
+        return (id) => channel.live!(conversation, id, user)
+      },
     })
     this.schedules = new Schedules({ scheduler: this.scheduler, outbox: this.outbox, access: this.access, userOf: (id) => this.conversations.userOf(id), timeZoneOf, log })
     this.tasks = new TaskBoard({
