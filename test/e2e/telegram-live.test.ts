@@ -11,6 +11,7 @@ import { startTelegramApi, textUpdate, type TelegramApi } from "../fakes/telegra
 import { scriptedEnv, telegramEnv, untilWhileRunning } from "../support/e2e.ts"
 import { ListMemory } from "../support/harness.ts"
 import { StewardProcess } from "../support/process.ts"
+import { Store } from "../../src/store/store.ts"
 import { afterTool } from "../support/scripts.ts"
 
 const OWNER = 1001
@@ -50,6 +51,19 @@ async function start(script: Script, extra: Record<string, string> = {}): Promis
 /** A Teller that answers with `first` (paced), and ends its turn after the reply. */
 const answering = (first: Reply): Script => byRole({ teller: (req: ChatRequest) => (afterTool(req) ? { text: "" } : first) })
 const replyOf = (text: string, chunks: number, overMs: number): Reply => ({ toolCalls: [{ name: "reply", args: { text } }], pace: { chunks, overMs } })
+
+/** Waits until the channel's state has an answer shown live on record (read from the data folder). */
+async function onRecord(channel: string): Promise<void> {
+  const store = await Store.open(dataDir)
+  try {
+    const recorded = async () => (await store.channelState(channel).list("live/")).length === 1
+    for (const deadline = Date.now() + 10_000; !(await recorded()); await new Promise((resolve) => setTimeout(resolve, 20))) {
+      if (Date.now() > deadline) throw new Error("the answer shown live was never put on record")
+    }
+  } finally {
+    await store.close()
+  }
+}
 
 const botMessages = () => api.sent.filter((message) => message.chat.id === OWNER)
 const calls = (method: string) => api.requests.filter((request) => request.method === method)
@@ -153,6 +167,7 @@ describe("Telegram live answers across a crash", () => {
     api.pushUpdate(textUpdate(OWNER, OWNER, "tell me"))
     const half = await untilWhileRunning(steward, "the half-written message", () => botMessages()[0])
     expect(ANSWER.startsWith(half.text!) && half.text!.length < ANSWER.length).toBe(true)
+    await onRecord("telegram")
     expect(await steward.kill("SIGKILL")).toBe(null)
     release()
 
