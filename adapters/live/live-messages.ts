@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto"
+import { setTimeout as sleep } from "node:timers/promises"
 import type { Logger } from "pino"
 import type { ChannelState, LiveText } from "../../src/channel/channel.ts"
 
@@ -10,7 +11,7 @@ import type { ChannelState, LiveText } from "../../src/channel/channel.ts"
 export interface LiveWay<Place, Ref> {
   /** For the log and the channel's state ("draft", "stream", "message"). */
   readonly name: string
-  /** The shortest pause between two calls. */
+  /** The shortest pause between the end of one call and the start of the next. */
   readonly intervalMs: number
   /** Shows the whole text so far (`shown`: what the previous call showed); the first call (no
    *  `ref`) starts it and returns its ref. */
@@ -93,6 +94,9 @@ export class LiveMessages<Place, Ref> {
     await answer.work
     const way = answer.ways[0]
     if (answer.ref === undefined || !way) return undefined
+    // The final message is one more call on what was shown: it keeps the way's pace too.
+    const wait = answer.lastCallAt + way.intervalMs - Date.now()
+    if (wait > 0) await sleep(wait)
     await this.forget(answer)
     return { way, ref: answer.ref }
   }
@@ -138,9 +142,11 @@ export class LiveMessages<Place, Ref> {
     const text = answer.latest
     const way = answer.ways[0]
     if (answer.closed || !way || text === answer.shown) return
-    answer.lastCallAt = Date.now()
     try {
       const ref = await way.show(answer.place, text, answer.ref, answer.shown)
+      // Paced from the end of a call: the next one leaves after the platform has this one, so
+      // they also arrive an interval apart.
+      answer.lastCallAt = Date.now()
       answer.shown = text
       if (answer.ref === undefined && way.interrupted && this.state) {
         answer.key = `${STATE_PREFIX}${randomUUID()}`

@@ -17,6 +17,8 @@ export interface SlackLiveOptions {
  *  DM names its recipient). */
 type LivePlace = Place & { user: string }
 
+/** At most one update a second, as Slack allows for chat.update. */
+const UPDATE_INTERVAL_MS = 1000
 const CLIPPED = "…"
 const INTERRUPTED = "\n\n_(interrupted — the full answer follows)_"
 
@@ -65,7 +67,7 @@ export class SlackLive {
     const remove = async (place: LivePlace, ts: string) => void (await web.chat.delete({ channel: place.channel, ts }))
     this.message = {
       name: "message",
-      intervalMs: options.updateIntervalMs ?? 1000,
+      intervalMs: options.updateIntervalMs ?? UPDATE_INTERVAL_MS,
       show: async (place, text, ts) => {
         if (ts === undefined) return (await web.chat.postMessage({ channel: place.channel, thread_ts: place.thread, text: clip(text), mrkdwn: false })).ts!
         await web.chat.update({ channel: place.channel, ts, text: clip(text) })

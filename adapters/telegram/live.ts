@@ -9,9 +9,12 @@ import { TELEGRAM_LIMIT } from "./render.ts"
 export interface TelegramLiveOptions {
   /** Pause between two drafts of one answer (default 300 ms). */
   draftIntervalMs?: number
-  /** Pause between two edits of a growing message (default 1 s: Telegram answers 429 to faster edits). */
+  /** Pause between two edits of a growing message (default 1 s). */
   editIntervalMs?: number
 }
+
+/** Telegram answers 429 to a message edited more than about once a second. */
+const EDIT_INTERVAL_MS = 1000
 
 /** A draft's id, or the id of the message edited as the answer grows. */
 type Ref = number
@@ -57,7 +60,7 @@ export class TelegramLive {
     }
     this.message = {
       name: "message",
-      intervalMs: options.editIntervalMs ?? 1000,
+      intervalMs: options.editIntervalMs ?? EDIT_INTERVAL_MS,
       show: async (chatId, text, messageId) => {
         if (messageId === undefined) return (await api.sendMessage(chatId, clip(text))).message_id
         await api.editMessageText(chatId, messageId, clip(text)).catch((error: unknown) => {

@@ -127,6 +127,8 @@ export interface RecordedRequest {
   body: ChatCompletionBody
   stream: boolean
   headers: IncomingMessage["headers"]
+  /** When the first delta of text or tool input was written, streamed (`performance.now()`). */
+  firstTokenAt?: number
 }
 
 export interface ModelServerOptions {
@@ -381,14 +383,15 @@ export async function startModelServer(script: Script, opts: ModelServerOptions 
     }
 
     const chat = toChatRequest(body, seq++)
-    requests.push({
+    const recorded: RecordedRequest = {
       index: chat.index,
       role: chat.role,
       roleDetail: chat.roleDetail,
       body,
       stream: chat.stream,
       headers: req.headers,
-    })
+    }
+    requests.push(recorded)
     notify()
 
     let r: Reply
@@ -480,6 +483,7 @@ export async function startModelServer(script: Script, opts: ModelServerOptions 
     let deltas = 0
     /** Paced: the pause before the next delta, and the hold after `holdAfter` of them. */
     const next = async () => {
+      recorded.firstTokenAt ??= performance.now()
       if (!pace) return
       deltas++
       if (deltas === pace.holdAfter) await pace.hold
