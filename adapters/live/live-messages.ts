@@ -39,6 +39,8 @@ type Answer<Place, Ref> = {
   shown: string
   lastCallAt: number
   timer?: NodeJS.Timeout
+  /** A call is scheduled or under way: the next is scheduled once it has ended. */
+  calling: boolean
   /** The platform calls, one after another. */
   work: Promise<void>
   closed: boolean
@@ -64,7 +66,7 @@ export class LiveMessages<Place, Ref> {
 
   /** Starts answer `id`, shown the first of `ways` that works. */
   open(id: string, place: Place, ways: LiveWay<Place, Ref>[]): LiveText {
-    const answer: Answer<Place, Ref> = { place, ways: [...ways], latest: "", shown: "", lastCallAt: 0, work: Promise.resolve(), closed: false }
+    const answer: Answer<Place, Ref> = { place, ways: [...ways], latest: "", shown: "", lastCallAt: 0, calling: false, work: Promise.resolve(), closed: false }
     this.answers.set(id, answer)
     return {
       update: (text) => {
@@ -127,9 +129,10 @@ export class LiveMessages<Place, Ref> {
   }
 
   private schedule(answer: Answer<Place, Ref>): void {
-    if (answer.timer || answer.closed) return
+    if (answer.calling || answer.closed) return
     const way = answer.ways[0]
     if (!way) return
+    answer.calling = true
     const wait = Math.max(0, answer.lastCallAt + way.intervalMs - Date.now())
     answer.timer = setTimeout(() => {
       answer.timer = undefined
@@ -141,7 +144,10 @@ export class LiveMessages<Place, Ref> {
   private async show(answer: Answer<Place, Ref>): Promise<void> {
     const text = answer.latest
     const way = answer.ways[0]
-    if (answer.closed || !way || text === answer.shown) return
+    if (answer.closed || !way || text === answer.shown) {
+      answer.calling = false
+      return
+    }
     try {
       const ref = await way.show(answer.place, text, answer.ref, answer.shown)
       // Paced from the end of a call: the next one leaves after the platform has this one, so
@@ -163,6 +169,7 @@ export class LiveMessages<Place, Ref> {
       answer.shown = ""
       answer.lastCallAt = 0
     }
+    answer.calling = false
     // Text that arrived during the call.
     if (answer.latest !== answer.shown) this.schedule(answer)
   }
