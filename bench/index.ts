@@ -9,6 +9,7 @@ import { runMemoryBench } from "./memory.ts"
 import { runScaleOutBench } from "./scaleout.ts"
 import { runSlackBench } from "./slack.ts"
 import { runSoakBench } from "./soak.ts"
+import { runStreamBench } from "./stream.ts"
 import { runTelegramBench } from "./telegram.ts"
 import { runYearBench } from "./year.ts"
 
@@ -19,6 +20,7 @@ await runCostBench(new Figures(json))
 await runTelegramBench(new Figures(json))
 await runSlackBench(new Figures(json))
 await runFirstSignBench(new Figures(json))
+await runStreamBench(new Figures(json))
 await runSoakBench(new Figures(json))
 await runFetchBench(new Figures(json))
 await runScaleOutBench(new Figures(json))

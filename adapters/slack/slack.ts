@@ -2,14 +2,15 @@ import type { AddressInfo } from "node:net"
 import { App, SocketModeReceiver, webApi, type BlockAction, type ButtonAction, type Logger as BoltLogger } from "@slack/bolt"
 import type { Logger } from "pino"
 import { ConnectionHealth } from "../health/connection.ts"
-import { splitPlain, UndeliverableMessage, type Channel, type ChannelHandlers, type ChannelHealth } from "../../src/channel/channel.ts"
+import { splitPlain, UndeliverableMessage, type Channel, type ChannelHandlers, type ChannelHealth, type LiveText } from "../../src/channel/channel.ts"
 import type { InboundMessage, InboundOutcome, OutgoingMessage, ProgressUpdate } from "../../src/core/types.ts"
 import type { Config } from "../../src/config/config.ts"
 import { portError } from "../../src/config/ports.ts"
 import { section, withButtons, type Block } from "./blocks.ts"
 import { BusyIndicator, type MessageRef } from "./busy.ts"
-import { messageIdOf, messageRefOf, placeOf } from "./conversation.ts"
+import { messageIdOf, messageRefOf, placeOf, type Place } from "./conversation.ts"
 import { tokenOrigins, uploadFile } from "./files.ts"
+import { SlackLive } from "./live.ts"
 import { ACTION_ID, inboundOfAction, inboundOfEvent, type MessageEvent } from "./inbound.ts"
 import { boltLogger } from "./logger.ts"
 import { progressMessages } from "./progress.ts"
@@ -33,6 +34,8 @@ export interface SlackChannelOptions {
   socketSilenceMs?: number
   /** How often an assistant thread's status is set again while busy (Slack drops it after two minutes). */
   statusRenewMs?: number
+  appendIntervalMs?: number
+  updateIntervalMs?: number
 }
 
 /** A few quick retries in place; a platform that stays down is the outbox's to retry, with backoff. */
@@ -82,6 +85,7 @@ export class SlackChannel implements Channel {
   private readonly progressMessages: ReturnType<typeof progressMessages>
   private readonly userZones: SlackUserZones
   private readonly busy: BusyIndicator
+  private readonly liveAnswers: SlackLive
   private app?: App
   private watchdog?: SocketWatchdog
   private readonly connection = new ConnectionHealth()
@@ -112,6 +116,7 @@ export class SlackChannel implements Channel {
     this.web = new webApi.WebClient(config.botToken, this.clientOptions)
     this.progressMessages = progressMessages(this.web, log, options.progressEditIntervalMs)
     this.userZones = new SlackUserZones(this.web, log)
+    this.liveAnswers = new SlackLive(this.web, log, options)
     // Its own client without retries: a sign of life that comes seconds late is worse than none.
     this.busy = new BusyIndicator(new webApi.WebClient(config.botToken, { ...this.clientOptions, retryConfig: { retries: 0 } }), log, options.statusRenewMs)
   }
@@ -119,6 +124,7 @@ export class SlackChannel implements Channel {
   async tidy(): Promise<void> {
     await this.progressMessages.tidy()
     await this.busy.tidy()
+    await this.liveAnswers.tidy()
   }
 
   /** The port the HTTP receiver listens on, once started in HTTP mode. */
@@ -132,6 +138,7 @@ export class SlackChannel implements Channel {
     this.botUserId = me.user_id ?? ""
     await this.progressMessages.restore(handlers.state, handlers.tidy !== false)
     await this.busy.restore(handlers.state, handlers.tidy !== false)
+    await this.liveAnswers.restore(handlers.state, handlers.tidy !== false)
     const logger = boltLogger(this.log)
     const receiver = this.receiverOf(logger)
     // With the bot's ids given, Bolt does not call auth.test again.
@@ -170,6 +177,7 @@ export class SlackChannel implements Channel {
     const ids = previous?.key === key ? previous.ids : []
     this.partial.set(conversation, { key, ids })
     const buttons = message.buttons?.length ? message.buttons : undefined
+    if (message.live && ids.length === 0 && !buttons) await this.endLive(place, message, parts[0]!, ids)
     for (let i = ids.length; i < parts.length; i++) {
       // Buttons go under the last part, after all of the text they answer.
       const blocks = buttons && i === parts.length - 1 ? withButtons(parts[i], buttons) : undefined
@@ -184,6 +192,25 @@ export class SlackChannel implements Channel {
     // A question is edited when it closes: its id is that of the part that carries the buttons.
     const shown = buttons ? ids.at(-1)! : ids[0]
     return { messageId: messageIdOf(shown.channel, shown.ts) }
+  }
+
+  /** The final message of an answer shown as it was written: the message that grew with it
+   *  (its stream stopped) is updated into the first part. An update that fails leaves no half answer. */
+  private async endLive(place: Place, message: OutgoingMessage, first: string, ids: { channel: string; ts: string }[]): Promise<void> {
+    const ts = await this.liveAnswers.finish(message.live!, place)
+    if (ts === undefined) return
+    try {
+      // No blocks: the text alone, as a message posted anew shows it.
+      await this.web.chat.update({ channel: place.channel, ts, text: first, blocks: [], metadata: outboxMetadata(message.ref) })
+      ids.push({ channel: place.channel, ts })
+    } catch (error) {
+      this.log.warn({ err: error, channel: place.channel }, "could not end the growing message in the answer; posting the answer anew")
+      await this.web.chat.delete({ channel: place.channel, ts }).catch(() => {})
+    }
+  }
+
+  live(conversation: string, id: string, user: string): LiveText {
+    return this.liveAnswers.open(placeOf(conversation), user.slice("slack:".length), id)
   }
 
   async edit(conversation: string, messageId: string, message: OutgoingMessage): Promise<void> {
@@ -230,6 +257,7 @@ export class SlackChannel implements Channel {
   async stop(): Promise<void> {
     this.watchdog?.stop()
     this.progressMessages.stop()
+    this.liveAnswers.stop()
     await this.app?.stop().catch((error: unknown) => this.log.warn({ err: error }, "could not stop the Slack receiver cleanly"))
     this.app = undefined
     await Promise.allSettled(this.handing.values())

@@ -6,11 +6,12 @@ import { Bot, GrammyError, HttpError, type Transformer } from "grammy"
 import type { BotCommand } from "grammy/types"
 import type { Logger } from "pino"
 import { ConnectionHealth } from "../health/connection.ts"
-import { splitPlain, UndeliverableMessage, type Channel, type ChannelHandlers, type ChannelHealth } from "../../src/channel/channel.ts"
+import { splitPlain, UndeliverableMessage, type Channel, type ChannelHandlers, type ChannelHealth, type LiveText } from "../../src/channel/channel.ts"
 import type { CommandInfo, InboundMessage, InboundOutcome, OutgoingMessage, ProgressUpdate } from "../../src/core/types.ts"
 import { ConfigError, type Config } from "../../src/config/config.ts"
 import { fileFetcher, sendFile, type FetchFile } from "./files.ts"
 import { editChunk, inlineKeyboard, isMessageGone, isPermanentRefusal, renderSingle, sendChunk, sendTextFile } from "./messages.ts"
+import { TelegramLive } from "./live.ts"
 import { UpdatePoller } from "./polling.ts"
 import { progressMessages } from "./progress.ts"
 import { renderTelegram, TELEGRAM_LIMIT, type Chunk } from "./render.ts"
@@ -23,6 +24,8 @@ export interface TelegramChannelOptions {
   maxRetryDelaySeconds?: number
   typingRenewMs?: number
   progressEditIntervalMs?: number
+  draftIntervalMs?: number
+  editIntervalMs?: number
   /** The address the webhook server binds (default: every interface). */
   webhookHost?: string
   /** How long getMe may take before the API counts as unreachable (default 10 s). */
@@ -60,6 +63,7 @@ export class TelegramChannel implements Channel {
   }
   private readonly typing: TypingIndicator
   private readonly progressMessages: ReturnType<typeof progressMessages>
+  private readonly liveAnswers: TelegramLive
   private readonly fetchFile: FetchFile
   private poller?: UpdatePoller
   private webhook?: WebhookServer
@@ -88,6 +92,7 @@ export class TelegramChannel implements Channel {
     this.bot.api.config.use(retry, this.logPollingFailures)
     this.typing = new TypingIndicator(this.bot.api, log, options.typingRenewMs)
     this.progressMessages = progressMessages(this.bot.api, log, options.progressEditIntervalMs)
+    this.liveAnswers = new TelegramLive(this.bot.api, log, options)
   }
 
   /** The port the webhook server listens on, once started in webhook mode. */
@@ -160,13 +165,15 @@ export class TelegramChannel implements Channel {
     return this.config.apiRoot?.replace(/\/+$/, "") ?? "https://api.telegram.org"
   }
 
-  tidy(): Promise<void> {
-    return this.progressMessages.tidy()
+  async tidy(): Promise<void> {
+    await this.progressMessages.tidy()
+    await this.liveAnswers.tidy()
   }
 
   private async receive(handlers: ChannelHandlers): Promise<void> {
     await this.registerMenus(handlers)
     await this.progressMessages.restore(handlers.state, handlers.tidy !== false)
+    await this.liveAnswers.restore(handlers.state, handlers.tidy !== false)
     const { webhookUrl, webhookSecret } = this.config
     if (webhookUrl && webhookSecret) {
       this.webhook = await listenForUpdates(this.bot, { port: this.config.webhookPort, host: this.options.webhookHost, secret: webhookSecret }, this.log)
@@ -196,6 +203,7 @@ export class TelegramChannel implements Channel {
     const previous = this.partial.get(conversation)
     const messageIds = previous?.key === key ? previous.messageIds : []
     this.partial.set(conversation, { key, messageIds })
+    if (message.live && messageIds.length === 0 && !keyboard) await this.endLive(chatId, message.live, chunks[0]!, messageIds)
     for (let i = messageIds.length; i < chunks.length; i++) {
       messageIds.push(await sendChunk(this.bot.api, chatId, chunks[i], i === chunks.length - 1 ? keyboard : undefined, message.plain))
     }
@@ -203,6 +211,20 @@ export class TelegramChannel implements Channel {
     this.partial.delete(conversation)
     // A question is edited when it closes: its id is that of the part that carries the buttons.
     return { messageId: String(keyboard ? messageIds.at(-1) : messageIds[0]) }
+  }
+
+  /** The final message of an answer shown as it was written: a message that grew with it
+   *  becomes the first part (a draft goes by itself). An edit that fails leaves no half answer. */
+  private async endLive(chatId: number, live: string, first: Chunk, messageIds: number[]): Promise<void> {
+    const grown = await this.liveAnswers.finish(live)
+    if (grown === undefined) return
+    try {
+      await editChunk(this.bot.api, chatId, grown, first)
+      messageIds.push(grown)
+    } catch (error) {
+      this.log.warn({ err: error, chatId }, "could not end the growing message in the answer; sending the answer anew")
+      await this.bot.api.deleteMessage(chatId, grown).catch(() => {})
+    }
   }
 
   /** A file that is gone or too big will not get better by retrying: refused for good. */
@@ -238,6 +260,10 @@ export class TelegramChannel implements Channel {
     this.progressMessages.update(chatIdOf(conversation), update)
   }
 
+  live(conversation: string, id: string): LiveText {
+    return this.liveAnswers.open(chatIdOf(conversation), id)
+  }
+
   activity(conversation: string, busy: boolean): void {
     this.typing.set(chatIdOf(conversation), busy)
   }
@@ -247,6 +273,7 @@ export class TelegramChannel implements Channel {
     await this.connecting
     this.typing.stop()
     this.progressMessages.stop()
+    this.liveAnswers.stop()
     await this.poller?.stop()
     this.poller = undefined
     await this.webhook?.close()

@@ -11,16 +11,15 @@ import { textOf, toolCalls } from "./messages.ts"
 import { stepEndsRun } from "./run-end.ts"
 import { untrusted } from "../trust/envelope.ts"
 import { TAINTED, tainted, taintedRule } from "../trust/taint.ts"
+import { compact, fixedAfterSummary } from "./compaction.ts"
+import { streamStep, type AnswerStream } from "./stream-step.ts"
+import type { SessionLog } from "./session-log.ts"
 
 export { textOf, toolCalls }
 
 /** OpenCode's threshold: the third identical call in a row is a loop, not persistence. */
 export const DOOM_LOOP_THRESHOLD = 3
 
-const COMPACTION_REQUEST =
-  "Provide a detailed summary of our conversation above, for continuing it without the earlier messages: what was asked, what was decided and done, what is pending."
-const CONTINUE_AFTER_COMPACTION = "Continue if you have next steps."
-const UNSUMMARISED = "(The earlier conversation could not be summarised.)"
 /** A tool call's arguments over this many characters (as JSON) are refused with a tool error:
  *  larger input is a model gone astray (or a file's worth of text that belongs in a file). */
 export const MAX_TOOL_INPUT_CHARS = 256_000
@@ -31,11 +30,7 @@ const MAX_BUDGET_FACTOR = 5
 const MAX_STEPS_REACHED =
   "You have used all the steps allowed for this run. Do not call tools. Respond now with text only: what was done, and what remains."
 
-/** The messages of one session, persisted before they are acted on. */
-export interface SessionLog {
-  readonly records: readonly MessageRecord[]
-  append(...entries: Array<Pick<MessageRecord, "message"> & Partial<Pick<MessageRecord, "kind" | "usage" | "eventId">>>): Promise<void>
-}
+export type { SessionLog }
 
 export interface LoopInput {
   model: LanguageModel
@@ -65,6 +60,13 @@ export interface LoopInput {
   takeInput?: () => Array<{ eventId: string; text: string; fromUser: boolean; images?: ImageRef[] }>
   onTool?: (summary: ToolSummary) => void
   onCompacted?: (summary: string) => Promise<void>
+  /** A step's text said to the user (a step without tool calls), with the id of its record —
+   *  every one of them, not only the run's last: a run handed a new message after answering
+   *  in text goes on to answer that one too. */
+  onAnswer?: (text: string, recordId: string) => Promise<void>
+  /** When set, each step streams (`stream: true`) and shows here the text meant for the user as
+   *  it is generated; the step's result is the same as without. */
+  answers?: AnswerStream
   /** Every model call's token usage. */
   onUsage?: (sample: UsageSample) => void
 }
@@ -106,7 +108,7 @@ export async function runLoop(loopInput: LoopInput): Promise<LoopOutcome> {
     const ended = runEnded(input)
     if (ended) return { status: "done", text: textOf(ended) }
 
-    if (overflowed(log.records, input.usableTokens) || overBudget(input, offered)) await compact(input)
+    if (overflowed(log.records, input.usableTokens) || overBudget(input, offered)) await compactLog(input)
     const lastStep = step >= budget - 1
     if (lastStep) await log.append({ message: userMessage(MAX_STEPS_REACHED) })
     const result = await generateStep(input, offered, lastStep)
@@ -117,6 +119,10 @@ export async function runLoop(loopInput: LoopInput): Promise<LoopOutcome> {
       // Tool errors the SDK produced for malformed calls (bad JSON, schema mismatch, unknown tool).
       ...rest.map((message) => ({ message })),
     )
+    // A step of text alone is an answer, whatever comes after it: it is handed on now, before
+    // input that arrived meanwhile gets the next step (and perhaps a reply of its own).
+    const answer = textOf(assistant)
+    if (answer && toolCalls(assistant).length === 0) await input.onAnswer?.(answer, log.records.findLast((record) => record.message === assistant)!.id)
     // The step budget is a hard bound: a model that still calls tools on its last step is not
     // given another one.
     if (lastStep) return { status: "done", text: textOf(assistant) }
@@ -175,9 +181,9 @@ function toolSet(tools: readonly ToolDefinition[]): ToolSet {
 /** One model call. A provider that rejects the request as too long gets one compaction — with
  *  every tool output cleared, since the history itself may be what does not fit — and a retry. */
 async function generateStep(input: LoopInput, offered: ToolSet, lastStep: boolean) {
-  const call = async () => {
+  const step = async () => {
     const request = requestOf(input)
-    const result = await generateText({
+    const call = {
       model: input.model,
       ...request,
       // Images are read from the workspace for this call only (budget estimates count their references).
@@ -185,18 +191,20 @@ async function generateStep(input: LoopInput, offered: ToolSet, lastStep: boolea
       tools: lastStep ? undefined : offered,
       maxRetries: input.maxRetries,
       abortSignal: input.context.abort,
-    })
+    }
+    // The same request either way: streaming changes how the answer arrives, not the cache layout.
+    const result = input.answers ? await streamStep(call, input.answers) : await generateText(call)
     reportUsage(input, input.context.role, result.usage)
     return result
   }
   try {
-    return await call()
+    return await step()
   } catch (error) {
     if (!isContextOverflow(error)) throw error
-    await compact(input, CLEAR_ALL_TOOL_OUTPUT)
+    await compactLog(input, CLEAR_ALL_TOOL_OUTPUT)
     // The summary hides everything before it, the last-step instruction included.
     if (lastStep) await input.log.append({ message: userMessage(MAX_STEPS_REACHED) })
-    return await call()
+    return await step()
   }
 }
 
@@ -219,8 +227,9 @@ function overBudget(input: LoopInput, offered: ToolSet): boolean {
   if (input.budgetTokens === undefined) return false
   const records = input.log.records
   const summary = records.findLastIndex((record) => record.kind === "summary")
-  // A summary is followed by the request to continue: only what comes after those two counts.
-  const compactable = summary < 0 ? records.length > 0 : records.length - summary > 2
+  // A summary is followed by the messages it kept and the request to continue: only what comes
+  // after those counts.
+  const compactable = summary < 0 ? records.length > 0 : records.length - summary > fixedAfterSummary(records, summary)
   return compactable && estimatePrompt(requestOf(input), offered) > input.budgetTokens * COMPACT_AT_SHARE
 }
 
@@ -324,21 +333,9 @@ function overflowed(records: readonly MessageRecord[], usable: number): boolean 
   return false
 }
 
-/** Replaces the history sent to the model with a summary written by a tool-less call. */
-async function compact(input: LoopInput, limits?: PruneLimits): Promise<void> {
-  const result = await generateText({
-    model: input.model,
-    system: input.compactionSystem,
-    messages: [...(await withImages(toModelMessages(input.log.records, limits ?? limitsOf(input)))), userMessage(COMPACTION_REQUEST)],
-    maxRetries: input.maxRetries,
-    abortSignal: input.context.abort,
-  })
-  reportUsage(input, "compaction", result.usage)
-  const summary = result.text.trim()
-  // The summary reaches memory before the log hides what it summarises: a crash in between
-  // replays the turn, which compacts again — at worst a summary twice, never none.
-  if (summary) await input.onCompacted?.(summary)
-  await input.log.append({ message: { role: "assistant", content: summary || UNSUMMARISED }, kind: "summary" }, { message: userMessage(CONTINUE_AFTER_COMPACTION) })
+function compactLog(input: LoopInput, limits = limitsOf(input)): Promise<void> {
+  const { model, compactionSystem: system, log, maxRetries, context, onCompacted } = input
+  return compact({ model, system, log, limits, maxRetries, abort: context.abort, onCompacted, onUsage: (usage) => reportUsage(input, "compaction", usage) })
 }
 
 function isContextOverflow(error: unknown): boolean {

@@ -29,6 +29,19 @@ export interface ChannelHandlers {
   tidy?: boolean
 }
 
+/**
+ * An answer shown while it is being written (a Telegram draft, a Slack stream, or a message
+ * edited as it grows). It never stands for the answer: the final message is sent through the
+ * outbox as any other, with `OutgoingMessage.live` naming it, and the adapter ends what it
+ * showed in that message — or takes it away. The adapter paces the platform calls.
+ */
+export interface LiveText {
+  /** The whole text so far (not a delta); cheap to call on every token. */
+  update(text: string): void
+  /** Not an answer after all (the step went on to call tools, the turn failed): take it away. */
+  discard(): void
+}
+
 /** Whether a channel can take and send messages now, for /healthz and /metrics. */
 export interface ChannelHealth {
   ok: boolean
@@ -71,6 +84,9 @@ export interface Channel {
   findSent?(conversation: ConversationId, ref: string, since: Date): Promise<{ messageId: string } | undefined>
   /** A task's live tool-call summary; the adapter may show and edit a status message. */
   progress?(conversation: ConversationId, update: ProgressUpdate): void
+  /** Starts showing an answer to `user` as it is written; `id` is the core's name for it,
+   *  passed again as `OutgoingMessage.live` with the final message. */
+  live?(conversation: ConversationId, id: string, user: UserId): LiveText
   /** Work for this conversation started (true) or everything ended (false): "typing…". */
   activity?(conversation: ConversationId, busy: boolean): void
   /** Clears what a process that stopped left shown (after a start with `tidy: false`). */

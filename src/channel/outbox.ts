@@ -107,8 +107,8 @@ export class Outbox {
   /** A record for `message`, to be written by the caller in its own save and then `commit`ted:
    *  for messages that must land together with another state change (a question's answer). */
   prepare(conversation: string, message: OutgoingMessage | string, origin: string, editOf?: string): OutboxRecord {
-    const { text, buttons, file, plain } = typeof message === "string" ? { text: message, buttons: undefined, file: undefined, plain: undefined } : message
-    return { id: newId(), origin, conversation, text, buttons, ...(file && { file }), editOf, plain, status: "pending", attempts: 0, createdAt: new Date().toISOString() }
+    const { text, buttons, file, plain, live } = typeof message === "string" ? { text: message, buttons: undefined, file: undefined, plain: undefined, live: undefined } : message
+    return { id: newId(), origin, conversation, text, buttons, ...(file && { file }), ...(live && { live }), editOf, plain, status: "pending", attempts: 0, createdAt: new Date().toISOString() }
   }
 
   /** Starts sending a record the caller has written. */
@@ -304,7 +304,7 @@ export class Outbox {
       await channel.edit(record.conversation, target.messageId, { text: record.text, buttons: record.buttons })
       return { messageId: target.messageId }
     }
-    const message = { text: record.text, buttons: record.buttons, ...(record.file && { file: record.file }), plain: record.plain || undefined, ref: record.id }
+    const message = { text: record.text, buttons: record.buttons, ...(record.file && { file: record.file }), plain: record.plain || undefined, ref: record.id, live: record.live }
     return channel.send(record.conversation, capped(message, channel, this.maxReplyMessages))
   }
 }

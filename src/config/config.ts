@@ -46,6 +46,8 @@ export interface Config {
   maxReplyMessages: number
   /** How long one model request may go without a response before it is retried. */
   modelTimeoutMs: number
+  /** STREAM_REPLIES: the Teller's answers are shown while they are written (channels that can). */
+  streamReplies: boolean
   permissionsFile?: string
   telegram: {
     botToken?: string
@@ -179,6 +181,7 @@ const schema = z.object({
   // Telegram's own download limit for bots is 20 MB.
   MAX_ATTACHMENT_MB: wholeNumber(1, 2000).default(20),
   VISION: z.enum(["on", "off"], "expected on or off").optional(),
+  STREAM_REPLIES: z.enum(["on", "off"], "expected on or off").default("on"),
   TRANSCRIBE_MODEL: modelSpec.optional(),
   ...QUOTA_VARIABLES,
 })
@@ -302,6 +305,7 @@ function toConfig(vars: Vars, models: Config["models"]): Config {
     contextBudgetTokens: vars.CONTEXT_BUDGET_TOKENS,
     maxRetries: vars.MODEL_MAX_RETRIES,
     maxReplyMessages: vars.MAX_REPLY_MESSAGES,
+    streamReplies: vars.STREAM_REPLIES === "on",
     modelTimeoutMs: vars.MODEL_TIMEOUT * 1000,
     permissionsFile: vars.PERMISSIONS_FILE === undefined ? undefined : resolve(vars.PERMISSIONS_FILE),
     telegram: {

@@ -83,6 +83,9 @@ export interface OutgoingMessage {
   ref?: string
   /** A text file to send after `text` (a reply too long for messages, in full). */
   attachment?: TextAttachment
+  /** The answer this message completes, shown while it was written (`Channel.live`): the
+   *  adapter finishes what it shows into this message instead of leaving a second copy. */
+  live?: string
 }
 
 /** A text document sent as a file. */

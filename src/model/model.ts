@@ -67,6 +67,9 @@ export function resolveModel(spec: ModelSpec, config: Config): LanguageModel {
   }
 }
 
+/** A part of a provider's streamed answer (the provider spec's type, reached through the SDK's). */
+type StreamPart = Awaited<ReturnType<Parameters<NonNullable<LanguageModelMiddleware["wrapStream"]>>[0]["doStream"]>>["stream"] extends ReadableStream<infer Part> ? Part : never
+
 /** Token counts of one model call; cachedInput is part of input. */
 export interface ModelUsage {
   input?: number
@@ -79,7 +82,8 @@ export interface ModelCallSink {
   modelCall(role: string, outcome: "ok" | "error", usage?: ModelUsage): void
 }
 
-/** `model` with each call (Steward's agent loop calls generateText) and its tokens told to `sink` under `role`. */
+/** `model` with each call (Steward's agent loop calls generateText, or streamText when replies
+ *  stream) and its tokens told to `sink` under `role`. */
 export function countedModel(model: LanguageModel, role: string, sink: ModelCallSink): LanguageModel {
   if (typeof model === "string" || model.specificationVersion !== "v3") return model
   const counting: LanguageModelMiddleware = {
@@ -90,6 +94,23 @@ export function countedModel(model: LanguageModel, role: string, sink: ModelCall
         const { inputTokens, outputTokens } = result.usage
         sink.modelCall(role, "ok", { input: inputTokens.total, cachedInput: inputTokens.cacheRead, output: outputTokens.total })
         return result
+      } catch (error) {
+        sink.modelCall(role, "error")
+        throw error
+      }
+    },
+    async wrapStream({ doStream }) {
+      try {
+        const result = await doStream()
+        // A streamed call's usage arrives with its last part.
+        const counted = new TransformStream<StreamPart, StreamPart>({
+          transform(part, controller) {
+            if (part.type === "finish") sink.modelCall(role, "ok", { input: part.usage.inputTokens.total, cachedInput: part.usage.inputTokens.cacheRead, output: part.usage.outputTokens.total })
+            if (part.type === "error") sink.modelCall(role, "error")
+            controller.enqueue(part)
+          },
+        })
+        return { ...result, stream: result.stream.pipeThrough(counted) }
       } catch (error) {
         sink.modelCall(role, "error")
         throw error

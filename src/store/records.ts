@@ -24,8 +24,9 @@ export interface MessageRecord {
   createdAt: string
   /** The inbox event this user message came from; lets a replayed turn skip it. */
   eventId?: string
-  /** "summary": a compaction summary — nothing before it is sent to the model again. */
-  kind?: "summary"
+  /** "summary": a compaction summary — nothing before it is sent to the model again. "kept": a
+   *  user message not answered before a compaction, written again after its summary. */
+  kind?: "summary" | "kept"
   /** Tokens the model reported for the step that produced this message. */
   usage?: { input: number; output: number }
 }
@@ -76,6 +77,8 @@ export interface OutboxRecord {
   error?: string
   /** Sent as plain text: the adapter could not send its formatted form. */
   plain?: boolean
+  /** The live answer this message completes (OutgoingMessage.live). */
+  live?: string
 }
 
 /** A question to the user (ask_user, or a permission that needs the user's approval). */

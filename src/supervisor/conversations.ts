@@ -1,6 +1,6 @@
 import type { Logger } from "pino"
 import type { Agent } from "../agent/agents.ts"
-import { type LoopInput, type LoopOutcome } from "../agent/loop.ts"
+import { textOf, toolCalls, type LoopInput, type LoopOutcome } from "../agent/loop.ts"
 import type { Outbox } from "../channel/outbox.ts"
 import type { ConversationId, ImageRef, OutgoingFile, UserId, WorkObserver } from "../core/types.ts"
 import type { Questions } from "../question/questions.ts"
@@ -9,6 +9,9 @@ import { newId, type Store } from "../store/store.ts"
 import { apology, incident } from "../core/errors.ts"
 import type { Caller, ReplyCapability } from "../tool/capabilities.ts"
 import { readableReport } from "./report.ts"
+import { LiveAnswers, type TakenAnswer } from "../stream/live-answers.ts"
+import { STEP_TEXT } from "../agent/stream-step.ts"
+import type { LiveText } from "../channel/channel.ts"
 import type { Session, Sessions } from "./sessions.ts"
 import { firstOf, nextAuthor, putBack, takeOwn } from "./turn-author.ts"
 
@@ -26,11 +29,21 @@ export interface ConversationsDeps {
   sessions: Sessions
   log: Logger
   /** Runs the Teller over a conversation's session. */
-  runTeller: (session: Session, signal: AbortSignal, where: { conversation: ConversationId; user: UserId }, takeInput: LoopInput["takeInput"]) => Promise<LoopOutcome>
+  runTeller: (session: Session, signal: AbortSignal, where: { conversation: ConversationId; user: UserId }, takeInput: LoopInput["takeInput"], hooks: TurnHooks) => Promise<LoopOutcome>
   /** A turn started or ended. */
   changed: () => void
   /** Steward is stopping: no new turn starts, and a turn cut short stays pending. */
   stopping: () => boolean
+  /** How the conversation's channel shows an answer to `user` while it is written, if it can
+   *  and replies stream (STREAM_REPLIES). */
+  liveText?: (conversation: ConversationId, user: UserId) => ((id: string) => LiveText) | undefined
+}
+
+/** What a Teller run hands back while it runs. */
+export interface TurnHooks {
+  onAnswer: NonNullable<LoopInput["onAnswer"]>
+  /** Where its answers are shown as they are written, when the channel can and streaming is on. */
+  answers?: LiveAnswers
 }
 
 interface Conversation {
@@ -53,6 +66,8 @@ export class Conversations implements ReplyCapability {
   private conversations = new Map<ConversationId, Conversation>()
   /** Per conversation, the trigger firings whose reports the running Teller turn is handling. */
   private turnFirings = new Map<ConversationId, Set<string>>()
+  /** Per conversation, the answers the running Teller turn shows as they are written. */
+  private turnAnswers = new Map<ConversationId, LiveAnswers>()
   /** Per conversation, the running turn and whom it acts for. */
   private turns = new Map<ConversationId, { controller: AbortController; user: UserId }>()
   /** Turns under way, so stop() can wait for them. */
@@ -153,7 +168,10 @@ export class Conversations implements ReplyCapability {
   /** The reply tool: a reply in a turn that handles a scheduled report is that report, so its
    *  delivery is recorded on the firing. */
   async reply(caller: Caller, text: string): Promise<void> {
-    await this.deps.outbox.add(caller.conversation, text, `${caller.sessionId}:${caller.callId}`, {}, this.firingOf(caller), caller.fresh)
+    const live = this.turnAnswers.get(caller.conversation)?.take(caller.callId)
+    const record = await this.deps.outbox.add(caller.conversation, { text, live: live?.id }, `${caller.sessionId}:${caller.callId}`, {}, this.firingOf(caller), caller.fresh)
+    // A replayed call found its message sent before: what this run showed is not a second copy.
+    if (live && record.live !== live.id) live.discard()
   }
 
   /** The send_file tool: the outbox record holds the file's path; the adapter reads it when sending. */
@@ -234,6 +252,9 @@ export class Conversations implements ReplyCapability {
     }
     const turnStart = session.records.length
     const controller = new AbortController()
+    const liveText = this.deps.liveText?.(conversation.id, attempt.user)
+    const answers = liveText && new LiveAnswers(liveText)
+    if (answers) this.turnAnswers.set(conversation.id, answers)
     let outcome: LoopOutcome
     let failed = false
     let stopped = false
@@ -241,7 +262,8 @@ export class Conversations implements ReplyCapability {
       this.turns.set(conversation.id, { controller, user: attempt.user })
       // The turn acts for the author of the events it takes — in a shared thread not
       // necessarily the conversation's first user: their memory, their tasks, their rights.
-      outcome = await this.deps.runTeller(session, controller.signal, { conversation: conversation.id, user: attempt.user }, takeInput)
+      const onAnswer = (text: string, recordId: string) => this.answer(conversation.id, text, recordId, firings, true, answers?.take(STEP_TEXT))
+      outcome = await this.deps.runTeller(session, controller.signal, { conversation: conversation.id, user: attempt.user }, takeInput, { onAnswer, answers })
     } catch (error) {
       if (this.deps.stopping()) {
         // Left pending: the next start replays the turn from the log.
@@ -262,9 +284,16 @@ export class Conversations implements ReplyCapability {
     } finally {
       this.turns.delete(conversation.id)
       this.turnFirings.delete(conversation.id)
+      this.turnAnswers.delete(conversation.id)
+      // Shown and never completed by a message (a failed or stopped turn): taken away.
+      answers?.close()
     }
     const firingId = firings.values().next().value
-    let answered = this.repliedSince(session, turnStart, consumed)
+    // Every answer in text is posted, whatever else the turn answered with reply — those of a
+    // run before a crash too (the origin keeps each to one message).
+    const texts = session.records.slice(this.turnFrom(session, turnStart, consumed)).filter(isTextAnswer)
+    for (const record of texts) await this.answer(conversation.id, textOf(record.message), record.id, firings, false)
+    let answered = texts.length > 0 || this.repliedSince(session, turnStart, consumed)
     if (outcome.status === "done" && outcome.text && !answered) {
       // A turn that ends in plain text without calling reply still answers the user.
       await this.deps.outbox.add(conversation.id, outcome.text, `final:${session.records.at(-1)!.id}`, {}, firingId)
@@ -287,6 +316,12 @@ export class Conversations implements ReplyCapability {
     }
     await this.done(consumed)
     this.deps.observer?.turnEnded(failed ? "failed" : "completed")
+  }
+
+  /** Posts an answer the Teller gave in text; a turn that handles a scheduled report posts it as that report. */
+  private async answer(conversation: ConversationId, text: string, recordId: string, firings: Set<string>, fresh: boolean, live?: TakenAnswer): Promise<void> {
+    const record = await this.deps.outbox.add(conversation, { text, live: live?.id }, `final:${recordId}`, {}, firings.values().next().value, fresh)
+    if (live && record.live !== live.id) live.discard()
   }
 
   /** The events handled: off the log, and off the inbox. */
@@ -346,6 +381,12 @@ function whatWentWrong(records: readonly MessageRecord[]): string {
     if (error?.type === "tool-result") return `my tools kept failing (${error.toolName.slice(0, 80)})`
   }
   return "the model gave no answer"
+}
+
+/** A step of text alone: an answer to the user. */
+function isTextAnswer(record: MessageRecord): boolean {
+  const { message } = record
+  return message.role === "assistant" && record.kind !== "summary" && toolCalls(message).length === 0 && textOf(message) !== ""
 }
 
 function isSuccessfulToolResult(record: MessageRecord, tool?: string): boolean {

@@ -42,6 +42,8 @@ export interface Run {
   /** The task the run executes (Planner and Worker runs). */
   taskId?: string
   onTool?: (summary: ToolSummary) => void
+  onAnswer?: LoopInput["onAnswer"]
+  answers?: LoopInput["answers"]
 }
 
 /** A run refused before its first model call: the user's quota is used up. */
@@ -55,7 +57,7 @@ export class AgentRunner {
 
   constructor(private readonly deps: AgentRunnerDeps) {}
 
-  async run({ agent, session, signal, where, takeInput, taskId, onTool }: Run): Promise<LoopOutcome> {
+  async run({ agent, session, signal, where, takeInput, taskId, onTool, onAnswer, answers }: Run): Promise<LoopOutcome> {
     const role = agent.role as Role
     const { config, rules } = this.deps
     const refusal = await this.deps.mayRun?.(where.user)
@@ -80,6 +82,8 @@ export class AgentRunner {
       usableTokens: config.context.contextTokens - config.context.outputTokens,
       takeInput,
       onTool,
+      onAnswer,
+      answers,
       onCompacted: role === "teller" ? (summary) => this.deps.recordCompaction(where.user, summary) : undefined,
     })
   }

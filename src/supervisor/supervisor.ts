@@ -113,9 +113,14 @@ export class Supervisor {
       questions: this.questions,
       sessions,
       log,
-      runTeller: (session, signal, where, takeInput) => runner.run({ agent: deps.agents.teller, session, signal, where, takeInput }),
+      runTeller: (session, signal, where, takeInput, hooks) => runner.run({ agent: deps.agents.teller, session, signal, where, takeInput, ...hooks }),
       changed,
       stopping,
+      liveText: (conversation, user) => {
+        const channel = this.channelOf(conversation)
+        if (!config.streamReplies || !channel?.live) return undefined
+        return (id) => channel.live!(conversation, id, user)
+      },
     })
     this.schedules = new Schedules({ scheduler: this.scheduler, outbox: this.outbox, access: this.access, userOf: (id) => this.conversations.userOf(id), timeZoneOf, quotas: config.quotas, log })
     this.tasks = new TaskBoard({

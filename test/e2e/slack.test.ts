@@ -47,6 +47,8 @@ const env = (extra: Record<string, string> = {}) => ({
   SLACK_BOT_TOKEN: api.botToken,
   SLACK_SIGNING_SECRET: api.signingSecret,
   SLACK_API_URL: api.apiUrl,
+  // These tests read each message as posted; a DM's answer growing in place is slack-live.test.ts's.
+  STREAM_REPLIES: "off",
   ...extra,
 })
 

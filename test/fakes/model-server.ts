@@ -91,7 +91,11 @@ export interface ReplyUsage {
   cached?: number
 }
 
-export type TextReply = { text: string; usage?: ReplyUsage }
+/** How a streamed reply arrives: its text (or its tool calls' arguments) in `chunks` deltas spread
+ *  evenly over `overMs`; after `holdAfter` deltas the stream waits for `hold` (a crash mid-answer). */
+export type Pace = { chunks: number; overMs: number; holdAfter?: number; hold?: Promise<unknown> }
+
+export type TextReply = { text: string; usage?: ReplyUsage; pace?: Pace }
 
 export type ToolCallsReply = {
   toolCalls: Array<{
@@ -102,6 +106,7 @@ export type ToolCallsReply = {
   }>
   text?: string
   usage?: ReplyUsage
+  pace?: Pace
 }
 
 export type ErrorReply = {
@@ -122,6 +127,8 @@ export interface RecordedRequest {
   body: ChatCompletionBody
   stream: boolean
   headers: IncomingMessage["headers"]
+  /** When the first delta of text or tool input was written, streamed (`performance.now()`). */
+  firstTokenAt?: number
 }
 
 export interface ModelServerOptions {
@@ -376,14 +383,15 @@ export async function startModelServer(script: Script, opts: ModelServerOptions 
     }
 
     const chat = toChatRequest(body, seq++)
-    requests.push({
+    const recorded: RecordedRequest = {
       index: chat.index,
       role: chat.role,
       roleDetail: chat.roleDetail,
       body,
       stream: chat.stream,
       headers: req.headers,
-    })
+    }
+    requests.push(recorded)
     notify()
 
     let r: Reply
@@ -469,14 +477,30 @@ export async function startModelServer(script: Script, opts: ModelServerOptions 
         })}\n\n`,
       )
     }
+    const pace = "pace" in r ? r.pace : undefined
+    const streamed = text.length + toolCalls.reduce((sum, c) => sum + c.function.arguments.length, 0)
+    const size = pace ? Math.max(1, Math.ceil(streamed / pace.chunks)) : chunkSize
+    let deltas = 0
+    /** Paced: the pause before the next delta, and the hold after `holdAfter` of them. */
+    const next = async () => {
+      recorded.firstTokenAt ??= performance.now()
+      if (!pace) return
+      deltas++
+      if (deltas === pace.holdAfter) await pace.hold
+      await new Promise((resolve) => setTimeout(resolve, pace.overMs / pace.chunks))
+    }
     send({ role: "assistant", content: "" })
-    for (const piece of chunks(text, chunkSize)) send({ content: piece })
-    toolCalls.forEach((c, index) => {
+    for (const piece of chunks(text, size)) {
+      send({ content: piece })
+      await next()
+    }
+    for (const [index, c] of toolCalls.entries()) {
       send({ tool_calls: [{ index, id: c.id, type: "function", function: { name: c.function.name, arguments: "" } }] })
-      for (const piece of chunks(c.function.arguments, chunkSize)) {
+      for (const piece of chunks(c.function.arguments, size)) {
         send({ tool_calls: [{ index, function: { arguments: piece } }] })
+        await next()
       }
-    })
+    }
     if (res.destroyed || res.writableEnded) return
     res.write(
       `data: ${JSON.stringify({

@@ -30,7 +30,7 @@ export { waitFor }
 type Params = Record<string, unknown>
 export type SlackBlock = { type: string; block_id?: string; text?: { type: string; text: string }; elements?: SlackElement[] }
 export type SlackElement = { type: string; action_id?: string; value?: string; text?: { type: string; text: string } }
-export type SlackMessage = { channel: string; ts: string; text: string; blocks?: SlackBlock[]; thread_ts?: string; user: string; bot_id: string; metadata?: { event_type: string; event_payload: Record<string, unknown> } }
+export type SlackMessage = { channel: string; ts: string; text: string; blocks?: SlackBlock[]; thread_ts?: string; user: string; bot_id: string; metadata?: { event_type: string; event_payload: Record<string, unknown> }; streaming?: boolean }
 export type Failure = { error: string } | { status: 429; retryAfter: number } | { status: number }
 /** A Web API call as received, with its arrival time (`performance.now()`). */
 export type Call = { method: string; params: Params; token?: string; at: number }
@@ -161,9 +161,36 @@ export async function startSlackApi(options: { team?: string } = {}): Promise<Sl
       messages.push(message)
       return { channel, ts: message.ts, message }
     },
+    // Text streaming (chat.startStream / appendStream / stopStream): a message in a thread that
+    // grows by markdown_text appends until it is stopped; outside a DM it needs its recipient.
+    "chat.startStream": (params) => {
+      const channel = requireChannel(params)
+      if (params.thread_ts === undefined) throw new ApiError("invalid_arguments")
+      if (!channel.startsWith("D") && (!params.recipient_user_id || !params.recipient_team_id)) throw new ApiError("missing_recipient_user_id")
+      const message: SlackMessage = { channel, ts: nextTs(), user: botUserId, bot_id: botId, text: String(params.markdown_text ?? ""), thread_ts: String(params.thread_ts), streaming: true }
+      messages.push(message)
+      return { channel, ts: message.ts }
+    },
+    "chat.appendStream": (params) => {
+      requireChannel(params)
+      const message = messages[find(params)]
+      if (!message.streaming) throw new ApiError("message_not_in_streaming_state")
+      if (!params.markdown_text) throw new ApiError("invalid_arguments")
+      message.text += String(params.markdown_text)
+      return { channel: message.channel, ts: message.ts }
+    },
+    "chat.stopStream": (params) => {
+      requireChannel(params)
+      const index = find(params)
+      const message = messages[index]
+      if (!message.streaming) throw new ApiError("message_not_in_streaming_state")
+      messages[index] = { ...message, text: message.text + String(params.markdown_text ?? ""), streaming: false }
+      return { channel: message.channel, ts: message.ts, message: messages[index] }
+    },
     "chat.update": (params) => {
       requireChannel(params)
       const index = find(params)
+      if (messages[index].streaming) throw new ApiError("cant_update_message")
       const content = contentOf(params)
       // As on Slack: without `blocks` the message keeps its blocks; an empty list removes them.
       const updated: SlackMessage = { ...messages[index], text: content.text ?? messages[index].text }

@@ -40,6 +40,8 @@ export type TelegramApi = {
   requests: { method: string; params: Params; at: number }[]
   /** Files the bot sent with sendPhoto or sendDocument. */
   uploads: Upload[]
+  /** Every draft shown (sendMessageDraft), in order, with its arrival time (`performance.now()`). */
+  drafts: Draft[]
   /** Downloads through the file route, by file path. */
   downloads: string[]
   /** Stores a file as if a user had sent it; `size` may claim another size (for limits). */
@@ -51,6 +53,9 @@ export type TelegramApi = {
   waitFor<T>(predicate: () => T, timeoutMs?: number): Promise<NonNullable<T>>
   close(): Promise<void>
 }
+
+/** A draft as sendMessageDraft showed it: ephemeral on Telegram, so it is not in `sent`. */
+export type Draft = { chatId: number; draftId: number; text: string; parseMode?: string; at: number }
 
 export type TelegramFile = { file_id: string; file_unique_id: string; file_size: number }
 export type Upload = { method: "sendPhoto" | "sendDocument"; chatId: number; filename: string; data: Buffer; caption?: string }
@@ -174,6 +179,7 @@ export async function startTelegramApi(options: TelegramApiOptions = {}): Promis
   const pendingQueries = new Set<string>()
   const files = new Map<string, { data: Buffer; size: number; path: string }>()
   const uploads: Upload[] = []
+  const drafts: Draft[] = []
   const downloads: string[] = []
   let lastFile = 0
   let queue: Update[] = []
@@ -260,6 +266,18 @@ export async function startTelegramApi(options: TelegramApiOptions = {}): Promis
       }
       sent.push(message)
       return message
+    },
+    /** Bot API 9.x: a draft of a message being written, shown in a private chat only. */
+    sendmessagedraft(params) {
+      const chatId = chatOf(params)
+      if (chatId < 0) throw badRequest("TEXTDRAFT_PEER_INVALID")
+      const draftId = Number(params.draft_id)
+      if (!Number.isInteger(draftId) || draftId === 0) throw badRequest("draft_id must be a non-zero integer")
+      const text = String(params.text ?? "")
+      if (text.length === 0) throw badRequest("message text is empty")
+      if (text.length > MESSAGE_LIMIT) throw badRequest("message is too long")
+      drafts.push({ chatId, draftId, text, ...(params.parse_mode !== undefined && { parseMode: String(params.parse_mode) }), at: performance.now() })
+      return true
     },
     editmessagetext(params) {
       const index = find(params)
@@ -386,6 +404,7 @@ export async function startTelegramApi(options: TelegramApiOptions = {}): Promis
     chatCommands,
     requests,
     uploads,
+    drafts,
     downloads,
     addFile(data, size) {
       const id = `file${++lastFile}`
