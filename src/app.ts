@@ -76,6 +76,7 @@ export async function startApp(
     observer: options.metrics,
     runTask: cluster?.runTask,
     shared: cluster !== undefined,
+    workerInstructions: mcp && (() => mcp.instructions()),
   })
   const known = (await store.conversations()).map((conversation) => conversation.id)
   const startChannel = (channel: Channel, onMessage: ChannelHandlers["onMessage"], tidy = true) => {

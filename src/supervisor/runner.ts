@@ -27,6 +27,8 @@ export interface AgentRunnerDeps {
   recordCompaction: (user: UserId, summary: string) => Promise<void>
   /** Every model call's tokens, for the usage record. */
   onUsage?: (sample: UsageSample) => void
+  /** Added to a Worker's system prompt (MCP servers' `instructions`; "" when none). */
+  workerInstructions?: () => string
 }
 
 /** One run of an agent over a session. */
@@ -53,9 +55,12 @@ export class AgentRunner {
     const { config, rules } = this.deps
     // The stable part first: the role's instructions, then what the user asked to be remembered.
     const memory = role === "worker" ? "" : await this.deps.memorySnapshot(where.user)
+    // A server's instructions change only when it reconnects, so the prompt stays cacheable.
+    const instructions = role === "worker" ? (this.deps.workerInstructions?.() ?? "") : ""
     return runLoop({
       model: this.deps.model(agent),
-      system: agent.prompt,
+      system: instructions ? `${agent.prompt}\n\n${instructions}` : agent.prompt,
+      vision: config.attachments.vision,
       // The user's memory.md: long-lived context after the instructions, changed only with the note.
       longLived: memory || undefined,
       environment: () => environment(new Date(), where, this.deps.timeZoneOf(where.user)),

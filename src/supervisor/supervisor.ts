@@ -54,6 +54,8 @@ export interface SupervisorDeps {
   runTask?: TaskBoardDeps["run"]
   /** Other processes share the store and run tasks (STORE_URL on Postgres; see recovery.ts). */
   shared?: boolean
+  /** What the tools' servers ask Workers to know (MCP servers' `instructions`), read per run. */
+  workerInstructions?: () => string
 }
 
 /**
@@ -179,6 +181,7 @@ export class Supervisor {
       tools: deps.tools,
       rules: deps.rules,
       onUsage: deps.onUsage,
+      workerInstructions: deps.workerInstructions,
       capabilities,
       timeZoneOf: (user) => this.profiles.timeZoneOf(user),
       memorySnapshot: (user) => memorySnapshot(deps.memory.folder(user)),

@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from "vitest"
 import { readMcpConfig } from "../../src/mcp/config.ts"
 import { loadConfig } from "../../src/config/config.ts"
 import { McpHub, mcpStatus } from "../../src/mcp/hub.ts"
-import { MAX_RESULT_CHARS } from "../../src/mcp/tools.ts"
+import { MAX_RESULT_CHARS } from "../../src/mcp/result.ts"
 import { ToolError, type ToolDefinition } from "../../src/tool/tool.ts"
 import { startMcpHttpServer, type FakeMcpHttp } from "../fakes/mcp-http.ts"
 import { waitFor } from "../support/wait-for.ts"
@@ -44,7 +44,11 @@ describe("a stdio server", () => {
     const tools = ["fake_echo", "fake_add", "fake_env", "fake_big", "fake_fail", "fake_hang", "fake_crash", "fake_clock_now"]
     expect(hub.status()).toEqual([{ name: "fake", state: "running", transport: "stdio", tools, failures: 0 }])
     expect(hub.families().map((family) => family.id)).toEqual(["fake_*"])
-    expect(hub.grants()).toEqual([{ permission: "fake_*", pattern: "*", action: "allow" }])
+    expect(hub.grants()).toEqual([
+      { permission: "fake_*", pattern: "*", action: "allow" },
+      { permission: "mcp_elicitation", pattern: "*", action: "allow" },
+      { permission: "mcp_sampling", pattern: "*", action: "ask" },
+    ])
     expect(lines.map((line) => line.msg)).toContain(`MCP server fake: running, tools: ${tools.join(", ")}`)
   })
 
@@ -86,13 +90,16 @@ describe("a stdio server", () => {
     expect(hub.status()[0]).toMatchObject({ state: "running", failures: 0 })
   })
 
-  it("is restarted when it dies, logged with its name and reason, its tools absent meanwhile and back after", async () => {
+  it("is restarted when it dies, logged with its name and reason; meanwhile a call says it restarts and when to try again", async () => {
     const { hub, lines, tool } = await startHub({ fake: stdioServer() })
     await expect(callTool(tool("fake_crash"), {})).rejects.toThrow(ToolError)
     const down = lines.find((line) => line.msg.startsWith("MCP server fake is down"))
     expect(down).toMatchObject({ mcp: "fake", reason: expect.stringContaining("crashing on purpose") })
-    expect(hub.status()[0]).toMatchObject({ state: "restarting", tools: [], failures: 1 })
-    expect(hub.families()[0]!.members!()).toEqual([])
+    expect(hub.status()[0]).toMatchObject({ state: "restarting", failures: 1 })
+    expect(hub.health()[0]).toMatchObject({ name: "fake", state: "restarting", tools: 0 })
+    if (hub.status()[0]!.state === "restarting") {
+      await expect(callTool(tool("fake_echo"), { text: "x" })).rejects.toThrow(/MCP server "fake" is restarting \(.*crashing on purpose.*\); try again in about \d+ s/)
+    }
     await waitFor(() => hub.status()[0]!.state === "running", 10_000)
     expect(await callTool(tool("fake_echo"), { text: "back" })).toEqual({ text: "echo: back" })
     expect(lines.map((line) => line.msg)).toContainEqual(expect.stringMatching(/^MCP server fake running again, tools: fake_echo/))
@@ -144,9 +151,9 @@ describe("a remote server", () => {
     const echo = tool("remote_echo")
     await server.close()
     https.splice(https.indexOf(server), 1)
-    await expect(callTool(echo, { text: "x" })).rejects.toThrow(/remote_echo: MCP server "remote" could not be reached/)
+    await expect(callTool(echo, { text: "x" })).rejects.toThrow(/remote_echo: (MCP server "remote" could not be reached|the connection was lost during the call; MCP server "remote" is restarting)/)
     await waitFor(() => hub.status()[0]!.state !== "running", 10_000)
-    expect(hub.families()[0]!.members!()).toEqual([])
+    expect(hub.health()[0]).toMatchObject({ state: "restarting", tools: 0 })
     await http({ port: server.port })
     await waitFor(() => hub.status()[0]!.state === "running", 10_000)
     expect(await callTool(tool("remote_echo"), { text: "again" })).toEqual({ text: "echo: again" })
