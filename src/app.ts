@@ -63,7 +63,7 @@ export async function startApp(
   const workerTypes = [...agents.workers.values()].map((w) => ({ name: w.name, description: w.description }))
   const extra = config.permissionsFile ? readPermissions(config.permissionsFile) : undefined
   const mcp = await startMcp(config, log, builtInToolIds())
-  const tools = [...allTools(workerTypes, { fetch: config.fetch, workspace: config.workspace, search: searchProvider(config.search) }), ...(mcp?.families() ?? [])]
+  const tools = [...allTools(workerTypes, { fetch: config.fetch, workspace: config.workspace, search: searchProvider(config.search), resources: mcp }), ...(mcp?.families() ?? [])]
   const rules = { teller: forRole("teller", extra), planner: forRole("planner", extra), worker: forRole("worker", extra, mcp?.grants()) }
   const store = await Store.open(config.dataDir, config.storeUrl)
   const cluster = config.storeUrl ? await ClusterNode.join(config, store, config.storeUrl, log, options.onFatal ?? ((error) => log.fatal({ err: error }, "cluster: this process must stop"))) : undefined

@@ -2,7 +2,8 @@ import type { Logger } from "pino"
 import type { Config } from "../config/config.ts"
 import type { Ruleset } from "../permission/permission.ts"
 import { builtInToolIds } from "../tool/registry.ts"
-import { toolFamily, type ToolDefinition } from "../tool/tool.ts"
+import type { ResourceReader } from "../tool/read-resource.ts"
+import { toolFamily, ToolError, type ToolContext, type ToolDefinition } from "../tool/tool.ts"
 import { readMcpConfig, type McpServerConfig } from "./config.ts"
 import { ELICITATION_PERMISSION } from "./elicitation.ts"
 import { SAMPLING_PERMISSION } from "./sampling.ts"
@@ -46,7 +47,7 @@ export interface McpHubOptions {
 }
 
 /** Every MCP server of MCP_CONFIG, each kept connected by a ManagedServer. */
-export class McpHub {
+export class McpHub implements ResourceReader {
   private readonly servers: ManagedServer[]
   private readonly log: Logger
 
@@ -107,6 +108,13 @@ export class McpHub {
       { permission: ELICITATION_PERMISSION, pattern: "*", action: "allow" },
       { permission: SAMPLING_PERMISSION, pattern: "*", action: "ask" },
     ]
+  }
+
+  /** read_resource: a resource of one of the servers. */
+  async read(server: string, uri: string, ctx: ToolContext): Promise<unknown> {
+    const managed = this.servers.find((candidate) => candidate.name === server)
+    if (!managed) throw new ToolError(`no MCP server "${server}"; the servers are ${this.servers.map((s) => s.name).join(", ")}`)
+    return managed.readResource(uri, ctx)
   }
 
   status(): McpServerStatus[] {

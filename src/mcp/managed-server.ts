@@ -1,6 +1,7 @@
 import type { Tool } from "@modelcontextprotocol/sdk/types.js"
 import type { Logger } from "pino"
-import { ToolError, type ToolDefinition } from "../tool/tool.ts"
+import { ToolError, type ToolContext, type ToolDefinition } from "../tool/tool.ts"
+import { formatResource, type McpToolOutput } from "./result.ts"
 import type { McpServerConfig } from "./config.ts"
 import { stewardClient } from "./client.ts"
 import { connect, messageOf, withStderr, type Connection } from "./connect.ts"
@@ -115,6 +116,19 @@ export class ManagedServer {
   /** The server's `instructions` from its handshake ("" when none or not connected). */
   instructions(): string {
     return this.connection ? this.instructionsText : ""
+  }
+
+  /** One of the server's resources, formatted like a tool result (within its time limit). */
+  async readResource(uri: string, ctx: ToolContext): Promise<McpToolOutput> {
+    const client = this.source.client()
+    if (!client.getServerCapabilities()?.resources) throw new ToolError(`MCP server "${this.name}" offers no resources`)
+    try {
+      await this.requests.beforeCall(ctx)
+      return await formatResource(await client.readResource({ uri }, { timeout: this.options.toolTimeoutMs, signal: ctx.abort }), { server: this.name, ctx })
+    } catch (error) {
+      ctx.abort.throwIfAborted()
+      throw error instanceof ToolError ? error : new ToolError(`read_resource ${this.name} ${uri} failed: ${messageOf(error)}`)
+    }
   }
 
   /** Why the server's tools cannot be called now, and when they can be again; undefined while it runs. */

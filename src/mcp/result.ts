@@ -1,6 +1,6 @@
 import { mkdir, writeFile } from "node:fs/promises"
 import path from "node:path"
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
+import type { CallToolResult, ReadResourceResult } from "@modelcontextprotocol/sdk/types.js"
 import { extensionOf } from "../attachments/media-types.ts"
 import type { ImageRef } from "../core/types.ts"
 import { userWorkspaceDir } from "../tool/workspace.ts"
@@ -57,6 +57,14 @@ export async function formatResult(result: CallToolResult, { server, ctx }: Resu
   return { text, ...(truncated ? { truncated } : {}), ...(images.length ? { images } : {}) }
 }
 
+/** A resource's contents (read_resource), formatted like a tool result: text as it is, an image saved. */
+export async function formatResource(result: ReadResourceResult, format: ResultFormat): Promise<McpToolOutput> {
+  const content: CallToolResult["content"] = result.contents.map((item) =>
+    "blob" in item && item.mimeType?.startsWith("image/") ? { type: "image", data: item.blob, mimeType: item.mimeType } : { type: "resource", resource: item },
+  )
+  return formatResult({ content }, format)
+}
+
 function forUserOnly(part: Part): boolean {
   const audience = (part as { annotations?: { audience?: string[] } }).annotations?.audience
   return audience !== undefined && audience.length > 0 && !audience.includes("assistant")
@@ -74,7 +82,7 @@ function partText(part: Exclude<Part, { type: "image" }>): string {
       return "text" in part.resource ? `${head}\n${part.resource.text}` : `${head} ${Math.floor((part.resource.blob.length * 3) / 4)} bytes of binary content`
     }
     case "resource_link":
-      return `[resource link ${part.uri}: ${part.name}${part.description ? ` — ${part.description}` : ""}] (read it with read_resource)`
+      return `[resource link ${part.uri}: ${part.name}${part.description ? ` — ${part.description}` : ""}] (read_resource reads it)`
   }
 }
 

@@ -86,8 +86,9 @@ async function callOnce(source: McpToolSource, tool: Tool, name: string, args: R
   } catch (error) {
     ctx.abort.throwIfAborted()
     if (error instanceof ToolError) throw error
-    // A server restarted while idle no longer knows the session; the call never reached it.
-    if (!retried && error instanceof StreamableHTTPError && error.code === 404) {
+    // A server restarted while idle no longer knows the session (404), or its old connection is
+    // gone (the request got no response at all): the call never reached it, and a new session may.
+    if (!retried && ((error instanceof StreamableHTTPError && error.code === 404) || (error instanceof TypeError && error.message === "fetch failed"))) {
       await source.reconnect()
       return callOnce(source, tool, name, args, ctx, true)
     }
