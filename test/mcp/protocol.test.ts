@@ -1,4 +1,5 @@
 import { existsSync, readFileSync } from "node:fs"
+import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { pathToFileURL } from "node:url"
 import { afterEach, describe, expect, it } from "vitest"
@@ -201,5 +202,36 @@ describe("a Streamable HTTP server", () => {
     await expect(call).rejects.toThrow(/proto_slow/)
     expect(Date.now() - started).toBeLessThan(3_300)
     expect(hub.health()[0]!.state).not.toBe("up")
+  })
+})
+
+const reference = (pkg: string, ...args: string[]) => ({ command: process.execPath, args: [new URL(`../../node_modules/@modelcontextprotocol/${pkg}/dist/index.js`, import.meta.url).pathname, ...args] })
+
+describe("the reference servers", () => {
+  it("server-everything: its client-capability tools are offered, the task-only one is not; progress, images, sampling and roots work", async () => {
+    const { ids, tool } = await startHub(reference("server-everything", "stdio"), { toolTimeoutMs: 1_000, toolMaxMs: 10_000 })
+    expect(ids()).toEqual(expect.arrayContaining(["proto_get-roots-list", "proto_trigger-elicitation-request", "proto_trigger-sampling-request", "proto_trigger-long-running-operation"]))
+    expect(ids()).not.toContain("proto_simulate-research-query")
+    const shown: string[] = []
+    const long = await callTool(tool("proto_trigger-long-running-operation"), { duration: 2.4, steps: 4 }, undefined, { progress: (text: string) => void shown.push(text) })
+    expect(long.text).toContain("Long running operation completed")
+    // The last report may come after the result, when nothing waits for it any more.
+    expect(shown.slice(0, 3)).toEqual(["1/4", "2/4", "3/4"])
+    expect((await callTool(tool("proto_get-tiny-image"), {})).images).toHaveLength(1)
+    const complete = async () => ({ text: "sampled!", model: "fake:model", finishReason: "stop" })
+    expect((await callTool(tool("proto_trigger-sampling-request"), { prompt: "hi", maxTokens: 20 }, undefined, { permit: async () => true, complete })).text).toContain("sampled!")
+    expect((await callTool(tool("proto_get-roots-list"), {})).text).toContain(pathToFileURL(userWorkspaceDir(testWorkspace, "test:u1")).href)
+  })
+
+  it("server-filesystem: the roots it is given, the user's workspace, replace its folders", async () => {
+    const { tool } = await startHub(reference("server-filesystem", tmpdir()))
+    await callTool(tool("proto_list_allowed_directories"), {})
+    await expect.poll(async () => (await callTool(tool("proto_list_allowed_directories"), {})).text, { timeout: 5_000 }).toContain(userWorkspaceDir(testWorkspace, "test:u1"))
+  })
+
+  it("server-memory: its tools are offered with their annotations", async () => {
+    const { tool } = await startHub({ ...reference("server-memory"), env: { MEMORY_FILE_PATH: join(testWorkspace, "memory.jsonl") } })
+    expect(tool("proto_read_graph").readOnly).toBe(true)
+    expect(tool("proto_create_entities").readOnly).toBe(false)
   })
 })
