@@ -28,6 +28,7 @@ import { Sessions } from "./sessions.ts"
 import { TaskBoard, type TaskBoardDeps } from "./task-board.ts"
 import { sessionOf } from "./task-records.ts"
 import type { Capabilities } from "../tool/capabilities.ts"
+import { userWorkspaceDir } from "../tool/workspace.ts"
 import type { UsageSample } from "../usage/usage.ts"
 
 export interface SupervisorDeps {
@@ -158,6 +159,7 @@ export class Supervisor {
       memoryOverview: (user) => memoryOverview(folderOf(user)),
       log,
       fileCommands,
+      workspaceOf: (user) => userWorkspaceDir(workspaceDir, user),
       workerTypes,
     })
     this.controls = new ControlInbox(store, {
