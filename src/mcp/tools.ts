@@ -85,10 +85,13 @@ async function callOnce(source: McpToolSource, tool: Tool, name: string, args: R
     })) as CallToolResult
   } catch (error) {
     ctx.abort.throwIfAborted()
-    if (error instanceof ToolError) throw error
-    // A server restarted while idle no longer knows the session (404), or its old connection is
-    // gone (the request got no response at all): the call never reached it, and a new session may.
-    if (!retried && ((error instanceof StreamableHTTPError && error.code === 404) || (error instanceof TypeError && error.message === "fetch failed"))) {
+    if (error instanceof ToolError) throw new ToolError(`${name}: ${error.message}`)
+    // A server restarted while idle no longer knows the session (404): the call never reached
+    // it, and a new session may. A request that got no response at all may have reached it, so
+    // only a tool that says repeating it is harmless (read-only, idempotent) is tried again then.
+    const sessionLost = error instanceof StreamableHTTPError && error.code === 404
+    const unanswered = error instanceof TypeError && error.message === "fetch failed" && (tool.annotations?.readOnlyHint === true || tool.annotations?.idempotentHint === true)
+    if (!retried && (sessionLost || unanswered)) {
       await source.reconnect()
       return callOnce(source, tool, name, args, ctx, true)
     }

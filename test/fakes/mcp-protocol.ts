@@ -57,7 +57,7 @@ export function protocolMcpServer(): McpServer {
     const result = await server.server.createMessage({ messages: [{ role: "user", content: { type: "text", text: "Say hi" } }], maxTokens: 17, systemPrompt: "Be brief" }, { relatedRequestId: ctx.requestId })
     return text(JSON.stringify(result))
   })
-  server.registerTool("roots", { description: "Lists the client's roots." }, async (ctx) => text(JSON.stringify((await server.server.listRoots(undefined, { relatedRequestId: ctx.requestId })).roots)))
+  server.registerTool("roots", { description: "Lists the client's roots.", annotations: { readOnlyHint: true } }, async (ctx) => text(JSON.stringify((await server.server.listRoots(undefined, { relatedRequestId: ctx.requestId })).roots)))
   server.registerTool("media", { description: "An image, an embedded resource, a resource link and a note for the user.", annotations: { readOnlyHint: true, title: "Media" } }, async () => ({
     content: [
       { type: "image" as const, data: TINY_PNG, mimeType: "image/png" },

@@ -159,6 +159,20 @@ describe("a remote server", () => {
   })
 })
 
+describe("a server that dies mid-call", () => {
+  it.each([["Streamable HTTP", {}], ["HTTP+SSE", { legacySse: true }]])("over %s fails the call within 3 s, not at the timeout", async (_name, options) => {
+    const server = await startMcpHttpServer(options)
+    const { hub, tool } = await startHub({ remote: { url: server.url } }, 15_000)
+    const started = Date.now()
+    const call = callTool(tool("remote_hang"), {})
+    await waitFor(() => server.requests.filter((request) => request.startsWith("POST")).length >= 3, 5_000)
+    await server.close()
+    await expect(call).rejects.toThrow(/remote_hang/)
+    expect(Date.now() - started).toBeLessThan(3_000)
+    await waitFor(() => hub.health()[0]!.state !== "up", 5_000)
+  })
+})
+
 describe("mcpStatus", () => {
   it("starts the servers of MCP_CONFIG for one look and reports each one's state, tools and last error", async () => {
     const { log } = recordingLogger()
