@@ -4,6 +4,7 @@
  * sampling, roots, images, resources, content for the user, a task-only tool, instructions.
  */
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js"
+import { RootsListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js"
 import { z } from "zod"
 
 /** A 1×1 PNG. */
@@ -58,6 +59,9 @@ export function protocolMcpServer(): McpServer {
     return text(JSON.stringify(result))
   })
   server.registerTool("roots", { description: "Lists the client's roots.", annotations: { readOnlyHint: true } }, async (ctx) => text(JSON.stringify((await server.server.listRoots(undefined, { relatedRequestId: ctx.requestId })).roots)))
+  let rootsChanged = 0
+  server.server.setNotificationHandler(RootsListChangedNotificationSchema, async () => void rootsChanged++)
+  server.registerTool("roots_changed", { description: "How often the client said its roots changed." }, async () => text(String(rootsChanged)))
   server.registerTool("media", { description: "An image, an embedded resource, a resource link and a note for the user.", annotations: { readOnlyHint: true, title: "Media" } }, async () => ({
     content: [
       { type: "image" as const, data: TINY_PNG, mimeType: "image/png" },

@@ -155,8 +155,10 @@ describe.each(transports)("over %s", (_name, entry) => {
     const { tool } = await startHub(await entry())
     const first = JSON.parse((await callTool(tool("proto_roots"), {})).text)
     expect(first).toEqual([{ uri: pathToFileURL(userWorkspaceDir(testWorkspace, "test:u1")).href, name: "workspace" }])
+    expect((await callTool(tool("proto_roots_changed"), {})).text).toBe("0")
     const second = JSON.parse((await callTool(tool("proto_roots"), {}, undefined, { user: "test:u2" } as Partial<ToolContext>)).text)
     expect(second).toEqual([{ uri: pathToFileURL(userWorkspaceDir(testWorkspace, "test:u2")).href, name: "workspace" }])
+    expect((await callTool(tool("proto_roots_changed"), {}, undefined, { user: "test:u2" } as Partial<ToolContext>)).text).toBe("1")
   })
 
   it("saves images in the user's workspace, keeps resource URIs, sends content meant for the user to them, and reads resources", async () => {
