@@ -56,5 +56,6 @@ describe("MCP servers in /healthz and steward status", () => {
     const env = { PATH: process.env.PATH, DATA_DIR: dataDir, MODEL: "openai-compatible:scripted", OPENAI_COMPATIBLE_BASE_URL: models.url }
     const status = JSON.parse((await run(process.execPath, ["--import", "tsx", "src/cli.ts", "status", "--json"], { env, timeout: 30_000 })).stdout)
     expect(status.mcp).toEqual([{ name: "proto", state: "up", tools: 8, transport: "stdio" }])
-  })
+    // A Steward process, its MCP server and a CLI process started on a loaded machine.
+  }, 90_000)
 })

@@ -74,14 +74,15 @@ const transports: Array<[string, () => Promise<unknown>]> = [
 
 describe.each(transports)("over %s", (_name, entry) => {
   it("sends a progress token: progress resets the timeout and shows as the call's status, up to MCP_TOOL_MAX_SECONDS", async () => {
-    const { tool } = await startHub(await entry(), { toolTimeoutMs: 400, toolMaxMs: 5_000 })
+    // Reports every 250 ms against a 2 s timeout: a margin for a loaded machine's late timers.
+    const { tool } = await startHub(await entry(), { toolTimeoutMs: 2_000, toolMaxMs: 60_000 })
     const shown: string[] = []
-    // 8 × 150 ms = 1.2 s, three times the timeout, with a report every 150 ms.
-    const result = await callTool(tool("proto_slow"), { steps: 8, stepMs: 150 }, undefined, { progress: (text: string) => void shown.push(text) })
-    expect(result).toEqual({ text: "done after 8 steps" })
-    expect(shown).toEqual(["1/8", "2/8", "3/8", "4/8", "5/8", "6/8", "7/8", "8/8"])
-    const capped = await startHub(await entry(), { toolTimeoutMs: 400, toolMaxMs: 700 })
-    await expect(callTool(capped.tool("proto_slow"), { steps: 8, stepMs: 150 })).rejects.toThrow("proto_slow was still running after 0.7 s (MCP_TOOL_MAX_SECONDS); the call was cancelled")
+    // 16 × 250 ms = 4 s, twice the timeout.
+    const result = await callTool(tool("proto_slow"), { steps: 16, stepMs: 250 }, undefined, { progress: (text: string) => void shown.push(text) })
+    expect(result).toEqual({ text: "done after 16 steps" })
+    expect(shown.slice(0, 15)).toEqual(Array.from({ length: 15 }, (_, i) => `${i + 1}/16`))
+    const capped = await startHub(await entry(), { toolTimeoutMs: 2_000, toolMaxMs: 3_000 })
+    await expect(callTool(capped.tool("proto_slow"), { steps: 40, stepMs: 250 })).rejects.toThrow("proto_slow was still running after 3 s (MCP_TOOL_MAX_SECONDS); the call was cancelled")
   })
 
   it("re-lists the tools on tools/list_changed: one added is offered, one removed is not", async () => {
@@ -197,9 +198,11 @@ describe("a Streamable HTTP server", () => {
   it("that dies mid-call fails the call within 3 s", async () => {
     const server = await startMcpHttpServer({ protocol: true })
     const { hub, tool } = await startHub({ url: server.url }, { toolTimeoutMs: 15_000 })
+    let reported = false
+    const call = callTool(tool("proto_slow"), { steps: 100, stepMs: 100 }, undefined, { progress: () => void (reported = true) })
+    // Closed once the call is under way (its first progress report has come).
+    await expect.poll(() => reported, { timeout: 5_000 }).toBe(true)
     const started = Date.now()
-    const call = callTool(tool("proto_slow"), { steps: 100, stepMs: 100 })
-    await new Promise((resolve) => setTimeout(resolve, 300))
     await server.close()
     await expect(call).rejects.toThrow(/proto_slow/)
     expect(Date.now() - started).toBeLessThan(3_300)
