@@ -14,6 +14,7 @@ import { Store } from "./store/store.ts"
 import { Supervisor } from "./supervisor/supervisor.ts"
 import { HooksServer } from "./hooks/hooks.ts"
 import { startMcp, type McpHub } from "./mcp/hub.ts"
+import { keepHealthFile, mcpHealthFile } from "./mcp/health-file.ts"
 import { searchProvider } from "./search/provider.ts"
 import { allTools, builtInToolIds } from "./tool/registry.ts"
 import type { UsageSample } from "./usage/usage.ts"
@@ -63,7 +64,8 @@ export async function startApp(
   const workerTypes = [...agents.workers.values()].map((w) => ({ name: w.name, description: w.description }))
   const extra = config.permissionsFile ? readPermissions(config.permissionsFile) : undefined
   const mcp = await startMcp(config, log, builtInToolIds())
-  const tools = [...allTools(workerTypes, { fetch: config.fetch, workspace: config.workspace, search: searchProvider(config.search) }), ...(mcp?.families() ?? [])]
+  const stopHealthFile = mcp && keepHealthFile(mcpHealthFile(config.dataDir), () => mcp.health())
+  const tools = [...allTools(workerTypes, { fetch: config.fetch, workspace: config.workspace, search: searchProvider(config.search), resources: mcp }), ...(mcp?.families() ?? [])]
   const rules = { teller: forRole("teller", extra), planner: forRole("planner", extra), worker: forRole("worker", extra, mcp?.grants()) }
   const store = await Store.open(config.dataDir, config.storeUrl)
   const cluster = config.storeUrl ? await ClusterNode.join(config, store, config.storeUrl, log, options.onFatal ?? ((error) => log.fatal({ err: error }, "cluster: this process must stop"))) : undefined
@@ -76,6 +78,7 @@ export async function startApp(
     observer: options.metrics,
     runTask: cluster?.runTask,
     shared: cluster !== undefined,
+    workerInstructions: mcp && (() => mcp.instructions()),
   })
   const known = (await store.conversations()).map((conversation) => conversation.id)
   const startChannel = (channel: Channel, onMessage: ChannelHandlers["onMessage"], tidy = true) => {
@@ -129,6 +132,7 @@ export async function startApp(
       await cluster?.stopWork()
       await running.stop()
       await cluster?.stop()
+      stopHealthFile?.()
       await mcp?.stop()
       await store.close()
     },

@@ -19,7 +19,8 @@ export async function startAdmin(config: Config, app: App, channels: Channel[], 
     outboxBacklog: async () => app.supervisor.outbox.backlog,
   })
   const probe = () => app.store.probe()
-  const server = new AdminServer(() => checkHealth(probe, channelHealth()), metrics, log)
+  // Each MCP server's state is reported; a server down does not make Steward unhealthy.
+  const server = new AdminServer(async () => ({ ...(await checkHealth(probe, channelHealth())), mcp: app.mcp?.health() ?? [] }), metrics, log)
   const port = await server.start(config.admin.port, config.admin.host)
   log.info({ host: config.admin.host, port }, "admin endpoints: GET /healthz, GET /metrics")
   return { server, port }

@@ -1,4 +1,5 @@
 import type { ChannelHealth } from "../channel/channel.ts"
+import type { McpServerHealth } from "../mcp/hub.ts"
 
 export interface HealthReport {
   ok: boolean
@@ -6,6 +7,8 @@ export interface HealthReport {
   channels: Record<string, ChannelHealth>
   /** Why not ok, one line each, for the operator. */
   reasons: string[]
+  /** Each MCP server: up, down or restarting, and its tool count. */
+  mcp?: McpServerHealth[]
 }
 
 /** A write that takes longer than this counts as failed: the store is stuck (a lock, a full disk). */

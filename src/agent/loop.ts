@@ -14,6 +14,7 @@ import { TAINTED, tainted, taintedRule } from "../trust/taint.ts"
 import { compact, fixedAfterSummary } from "./compaction.ts"
 import { streamStep, type AnswerStream } from "./stream-step.ts"
 import type { SessionLog } from "./session-log.ts"
+import { callContext } from "./call-context.ts"
 
 export { textOf, toolCalls }
 
@@ -69,6 +70,8 @@ export interface LoopInput {
   answers?: AnswerStream
   /** Every model call's token usage. */
   onUsage?: (sample: UsageSample) => void
+  /** VISION: images a tool returns (`images` beside its result) reach the model as images. */
+  vision?: boolean
 }
 
 export type LoopOutcome =
@@ -85,7 +88,7 @@ export type LoopOutcome =
 export async function runLoop(loopInput: LoopInput): Promise<LoopOutcome> {
   const input = { ...loopInput, tools: withFamilies(loopInput.tools, loopInput.rules) }
   const { log, context } = input
-  const offered = toolSet(input.tools)
+  let offered = toolSet(input.tools)
   // Each message handed in mid-run brings steps of its own, so a burst of messages during a
   // turn does not use up the steps the first one needed: every one of them gets an answer.
   const perMessage = Math.max(2, Math.ceil(input.maxSteps / 2))
@@ -107,6 +110,13 @@ export async function runLoop(loopInput: LoopInput): Promise<LoopOutcome> {
     }
     const ended = runEnded(input)
     if (ended) return { status: "done", text: textOf(ended) }
+    // A family's members may have changed since the last step (an MCP server's tools/list_changed):
+    // each step offers the set of the moment.
+    if (step > 0 && loopInput.tools.some((def) => def.members)) {
+      await Promise.all(loopInput.tools.map((def) => def.settled?.()))
+      input.tools = withFamilies(loopInput.tools, loopInput.rules)
+      offered = toolSet(input.tools)
+    }
 
     if (overflowed(log.records, input.usableTokens) || overBudget(input, offered)) await compactLog(input)
     const lastStep = step >= budget - 1
@@ -130,9 +140,9 @@ export async function runLoop(loopInput: LoopInput): Promise<LoopOutcome> {
 }
 
 /**
- * The tools of this run: each family's stand-in gives way to the members it has now (an MCP
+ * The tools of a step: each family's stand-in gives way to the members it has now (an MCP
  * server's tools while it runs), less those a blanket deny rule hides — the rule a single
- * tool meets in the Supervisor, met here because members are only known per run.
+ * tool meets in the Supervisor, met here because members are only known per step.
  */
 function withFamilies(tools: readonly ToolDefinition[], rules: Ruleset): readonly ToolDefinition[] {
   if (!tools.some((def) => def.members)) return tools
@@ -259,13 +269,27 @@ async function answerPendingCalls(input: LoopInput, fresh: boolean): Promise<Too
     log.records.slice(index + 1).flatMap((record) => (record.message.role === "tool" ? record.message.content.flatMap((part) => (part.type === "tool-result" ? [part.toolCallId] : [])) : [])),
   )
   const calls = toolCalls(log.records[index]!.message).filter((call) => !answered.has(call.toolCallId))
+  const images: ImageRef[] = []
   for (const call of calls) {
     const def = input.tools.find((candidate) => candidate.id === call.toolName)
     const output = await execute(input, def, call, fresh)
     if (output.ok && output.value === AWAIT_ANSWER) return call
-    await log.append({ message: { role: "tool", content: [toolResult(call, output, def?.untrustedOutput && sourceOf(def, call, input.context.role))] } })
+    await log.append({ message: { role: "tool", content: [toolResult(call, withoutImages(output, images), def?.untrustedOutput && sourceOf(def, call, input.context.role))] } })
   }
+  // A tool result cannot hold an image for every provider; a message after the results can.
+  if (input.vision && images.length > 0) await log.append({ message: userMessage(TOOL_IMAGES, images) })
   return undefined
+}
+
+const TOOL_IMAGES = "The images the tool calls above returned:"
+
+/** A result's `images` (workspace files) are taken out of what the log keeps as its value; the
+ *  result names them in its text. */
+function withoutImages(output: Output, images: ImageRef[]): Output {
+  if (!output.ok || typeof output.value !== "object" || output.value === null || !("images" in output.value)) return output
+  const { images: found, ...rest } = output.value as { images?: ImageRef[] }
+  images.push(...(found ?? []))
+  return { ok: true, value: rest }
 }
 
 /** `ran`: the error is the tool's own (it ran and failed), not a refusal before it ran. */
@@ -297,9 +321,11 @@ async function execute(input: LoopInput, def: ToolDefinition | undefined, call: 
     if (!approved) return { ok: false, error: `Permission denied by the user: ${def.id} may not be used on "${pattern}".` }
   }
   const title = pattern === "*" ? def.id : `${def.id} ${pattern}`.slice(0, 80)
-  input.onTool?.({ id: call.toolCallId, tool: def.id, status: "running", title })
+  const running: ToolSummary = { id: call.toolCallId, tool: def.id, status: "running", title }
+  input.onTool?.(running)
   try {
-    const value = await def.execute!(parsed.data, { ...ctx, fresh: fresh || undefined, tainted: tainted(input.log.records) || undefined })
+    const run = { ...input, onCallUsage: (usage: LanguageModelUsage) => reportUsage(input, input.context.role, usage) }
+    const value = await def.execute!(parsed.data, Object.assign(callContext(run, call, running, fresh), { tainted: tainted(input.log.records) || undefined }))
     input.onTool?.({ id: call.toolCallId, tool: def.id, status: "completed", title })
     return { ok: true, value }
   } catch (error) {

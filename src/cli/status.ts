@@ -2,6 +2,7 @@ import type { Command } from "commander"
 import { chatChannels, dataDirOf } from "../config/config.ts"
 import { TERMINAL } from "../core/types.ts"
 import { lockState } from "../lock/data-dir-lock.ts"
+import { mcpHealthFile, readHealthFile } from "../mcp/health-file.ts"
 import type { Store } from "../store/store.ts"
 import { CliError, clip, config, print, table, when, withStore } from "./common.ts"
 
@@ -56,6 +57,8 @@ export function registerStatus(program: Command): void {
           outboxBacklog: (await store.unsentOutbox()).length,
           pendingControls: (await store.pendingControls()).length,
           lastErrors: await store.recentErrors(LAST_ERRORS),
+          // As the running process last wrote them; nothing when Steward is not running.
+          mcp: lock.state === "held" || processes.some((p) => p.alive) ? readHealthFile(mcpHealthFile(dataDir)) : [],
         }
       })
       print(command, report, () => {
@@ -71,6 +74,7 @@ export function registerStatus(program: Command): void {
           `schedules:   ${report.activeTriggers} active${report.pausedTriggers ? `, ${report.pausedTriggers} paused` : ""}`,
           `outbox:      ${report.outboxBacklog} unsent`,
           ...(report.pendingControls ? [`controls:    ${report.pendingControls} waiting for Steward to apply them`] : []),
+          ...(report.mcp.length ? [`mcp:         ${report.mcp.map((s) => `${s.name} ${s.state} (${s.tools} tools)`).join(", ")}`] : []),
         ]
         const processes = report.processes.length
           ? `\nprocesses:\n${table(["process", "role", "state", "last seen", "running"], report.processes.map((p) => [p.id, p.leader ? "leader" : "follower", p.alive ? "alive" : "dead", when(p.seenAt), p.running.map((r) => `${r.taskId} (${r.agent})`).join(", ") || "-"]))}`

@@ -41,6 +41,8 @@ export function routedCapabilities(local: Capabilities, calls: LeaderCalls, lead
         return !answer || "awaiting" in answer ? AWAIT_ANSWER : answer
       },
       approve: (caller, tool, pattern) => via(() => local.questions.approve(caller, tool, pattern), "approve", [plain(caller), tool, pattern], caller.abort, { expireSeconds: APPROVAL_EXPIRE_SECONDS, waitsForUser: true }),
+      inquire: (caller, key, question) =>
+        via(() => local.questions.inquire(caller, key, question), "inquire", [plain(caller), key, question], caller.abort, { expireSeconds: question.timeout + APPROVAL_EXPIRE_SECONDS, waitsForUser: true }),
     },
     replies: {
       reply: (caller, text) => via(() => local.replies.reply(caller, text), "reply", [plain(caller), text], caller.abort),
@@ -64,6 +66,7 @@ export function leaderHandlers(local: Capabilities, take: (message: InboundMessa
       return answer === AWAIT_ANSWER ? AWAITING : answer
     },
     approve: (caller: PlainCaller, tool: string, pattern: string) => local.questions.approve(revive(caller), tool, pattern),
+    inquire: (caller: PlainCaller, key: string, question: Parameters<Capabilities["questions"]["inquire"]>[2]) => local.questions.inquire(revive(caller), key, question),
     reply: (caller: PlainCaller, text: string) => local.replies.reply(revive(caller), text),
     sendFile: (caller: PlainCaller, file: Parameters<Capabilities["replies"]["sendFile"]>[1], caption: string) => local.replies.sendFile(revive(caller), file, caption),
     inbound: async (packed: PackedInbound) => {

@@ -3,9 +3,11 @@ import { basename, join } from "node:path"
 import matter from "gray-matter"
 import { z } from "zod"
 import type { CommandInfo } from "../core/types.ts"
+import { markParts, unmarked, type TemplatePart } from "./template-parts.ts"
 
 /**
- * A command defined as a file, `prompts/commands/<name>.md` (seed 001): the body is a template,
+ * A command defined as a file, `prompts/commands/<name>.md` (seed 001): the body is a template
+ * (arguments as `$1`, `$ARGUMENTS`; references `[[path]]`, `[[worker]]`, `` !`command` ``),
  * `agent` the role or worker type it runs, `subtask` whether it runs as a task of its own
  * (without a model deciding to delegate) rather than as a message to the Teller.
  */
@@ -15,7 +17,9 @@ export interface FileCommand {
   /** "teller", "planner" or a worker type. */
   agent: string
   subtask: boolean
+  /** The body, its references (`[[…]]`, `` !`…` ``) replaced by markers (see template-parts.ts). */
   template: string
+  parts: TemplatePart[]
 }
 
 /** What a typed message asks for, before anything runs. */
@@ -73,7 +77,8 @@ export function loadCommands(dir: string, agents: ReadonlySet<string>): FileComm
     if (!agents.has(agent)) throw new Error(`${where}: agent "${agent}" is not teller, planner or a worker type (${[...agents].join(", ")})`)
     // Seed 001: a sub-agent runs as a subtask unless the command says otherwise.
     const subtask = agent !== "teller" && front.data.subtask !== false
-    commands.push({ name, description: front.data.description, agent, subtask, template: parsed.content.trim() })
+    const { marked, parts } = markParts(parsed.content.trim())
+    commands.push({ name, description: front.data.description, agent, subtask, template: marked, parts })
   }
   return commands
 }
@@ -87,7 +92,8 @@ export function parseCommand(text: string, commands: readonly FileCommand[], wor
   const match = /^\/([a-z0-9_]+)(?:@\S+)?(?:\s+([\s\S]*))?$/i.exec(trimmed)
   if (!match) return undefined
   const name = match[1]!.toLowerCase()
-  const rest = (match[2] ?? "").trim()
+  // A marker in what the user typed could stand for one of the owner's shell commands.
+  const rest = unmarked(match[2] ?? "").trim()
   const args = splitArguments(rest)
   switch (name) {
     case "help":

@@ -72,8 +72,9 @@ export interface Config {
   fetch: { maxBytes: number; allowHosts: AllowList }
   /** POST /hooks/<name> raises an event, when a token is set. */
   hooks: { token?: string; host: string; port: number }
-  /** MCP servers: the JSON file that lists them, and how long one tool call may take. */
-  mcp: { configFile?: string; toolTimeoutMs: number }
+  /** MCP servers: the JSON file that lists them; how long one tool call may go without an answer
+   *  or progress, and at most (MCP_TOOL_MAX_SECONDS); how long a server's question waits. */
+  mcp: { configFile?: string; toolTimeoutMs: number; toolMaxMs: number; elicitationTimeoutMs: number }
   /** The web_search tool's provider; the tool is offered only when one is set. */
   search?: SearchConfig
   /** GET /healthz and /metrics; no port: off. */
@@ -163,6 +164,8 @@ const schema = z.object({
   HOOKS_PORT: port().default(8790),
   MCP_CONFIG: z.string().optional(),
   MCP_TOOL_TIMEOUT: wholeNumber(1, 3600).default(60),
+  MCP_TOOL_MAX_SECONDS: wholeNumber(1, 86_400).default(600),
+  MCP_ELICITATION_TIMEOUT: wholeNumber(10, 86_400).default(300),
   SEARCH_PROVIDER: z.enum(SEARCH_PROVIDERS, `expected one of ${SEARCH_PROVIDERS.join(", ")}`).optional(),
   SEARXNG_URL: httpUrl().optional(),
   BRAVE_API_KEY: z.string().optional(),
@@ -327,7 +330,8 @@ function toConfig(vars: Vars, models: Config["models"]): Config {
     workspace: { quotaBytes: vars.WORKSPACE_MAX_MB * 1024 * 1024 },
     fetch: { maxBytes: vars.FETCH_MAX_BYTES, allowHosts: vars.FETCH_ALLOW_HOSTS },
     hooks: { token: vars.HOOKS_TOKEN, host: vars.HOOKS_HOST, port: vars.HOOKS_PORT },
-    mcp: { configFile: vars.MCP_CONFIG === undefined ? undefined : resolve(vars.MCP_CONFIG), toolTimeoutMs: vars.MCP_TOOL_TIMEOUT * 1000 },
+    // A call that reports progress may pass MCP_TOOL_TIMEOUT, never MCP_TOOL_MAX_SECONDS (nor the other way round).
+    mcp: { configFile: vars.MCP_CONFIG === undefined ? undefined : resolve(vars.MCP_CONFIG), toolTimeoutMs: vars.MCP_TOOL_TIMEOUT * 1000, toolMaxMs: Math.max(vars.MCP_TOOL_MAX_SECONDS, vars.MCP_TOOL_TIMEOUT) * 1000, elicitationTimeoutMs: vars.MCP_ELICITATION_TIMEOUT * 1000 },
     search: searchConfig(vars),
     admin: { host: vars.ADMIN_HOST, port: vars.ADMIN_PORT === "off" ? undefined : vars.ADMIN_PORT },
     shutdownGraceMs: vars.SHUTDOWN_GRACE * 1000,

@@ -1,10 +1,9 @@
-import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import type { McpServerConfig, RemoteServerConfig, StdioServerConfig } from "./config.ts"
 
-const CLIENT_INFO = { name: "steward", version: "0.1.0" }
 // A server's last words on stderr usually say why it died ("GITHUB_TOKEN is not set"); a few
 // lines are enough for the log and the status, and keep a chatty server from filling memory.
 const STDERR_TAIL_LINES = 5
@@ -20,6 +19,8 @@ export interface ConnectOptions {
   /** Milliseconds the start and the initialize handshake may take. */
   timeoutMs: number
   onStderrLine?: (line: string) => void
+  /** A fresh client for each try (a Streamable HTTP try that fails leaves its client closed). */
+  newClient: () => Client
 }
 
 /** Starts or reaches one server and completes the MCP handshake with it. */
@@ -42,7 +43,7 @@ async function connectStdio(spec: StdioServerConfig, options: ConnectOptions): P
       if (tail.length > STDERR_TAIL_LINES) tail.shift()
     }
   })
-  const client = new Client(CLIENT_INFO)
+  const client = options.newClient()
   const stderrTail = () => [...tail, partial.trim()].filter(Boolean).join(" | ")
   try {
     await connectOrClose(client, transport, options.timeoutMs)
@@ -58,7 +59,7 @@ async function connectRemote(spec: RemoteServerConfig, options: ConnectOptions):
   const url = new URL(spec.url)
   const requestInit = { headers: spec.headers }
   if (spec.type !== "sse") {
-    const client = new Client(CLIENT_INFO)
+    const client = options.newClient()
     try {
       await connectOrClose(client, new StreamableHTTPClientTransport(url, { requestInit }), options.timeoutMs)
       return { client, transport: "streamable-http", stderrTail: () => "" }
@@ -74,7 +75,7 @@ async function connectRemote(spec: RemoteServerConfig, options: ConnectOptions):
 }
 
 async function connectSse(url: URL, requestInit: RequestInit, options: ConnectOptions): Promise<Connection> {
-  const client = new Client(CLIENT_INFO)
+  const client = options.newClient()
   await connectOrClose(client, new SSEClientTransport(url, { requestInit }), options.timeoutMs)
   return { client, transport: "sse", stderrTail: () => "" }
 }

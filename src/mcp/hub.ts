@@ -2,20 +2,43 @@ import type { Logger } from "pino"
 import type { Config } from "../config/config.ts"
 import type { Ruleset } from "../permission/permission.ts"
 import { builtInToolIds } from "../tool/registry.ts"
-import { toolFamily, type ToolDefinition } from "../tool/tool.ts"
+import type { ResourceReader } from "../tool/read-resource.ts"
+import { toolFamily, ToolError, type ToolContext, type ToolDefinition } from "../tool/tool.ts"
 import { readMcpConfig, type McpServerConfig } from "./config.ts"
+import { ELICITATION_PERMISSION } from "./elicitation.ts"
+import { SAMPLING_PERMISSION } from "./sampling.ts"
 import { ManagedServer, type Backoff, type McpServerStatus } from "./managed-server.ts"
 
 export type { McpServerStatus } from "./managed-server.ts"
+
+/** A server's state for the operator: `up` (connected), `restarting` (starting or waiting to try
+ *  again), `down` (given up until Steward restarts, or stopped). */
+export interface McpServerHealth {
+  name: string
+  state: "up" | "down" | "restarting"
+  tools: number
+  transport?: string
+  lastError?: string
+}
+
+export function serverHealth(status: McpServerStatus): McpServerHealth {
+  const state = status.state === "running" ? "up" : status.state === "restarting" || status.state === "starting" ? "restarting" : "down"
+  return { name: status.name, state, tools: status.state === "running" ? status.tools.length : 0, transport: status.transport, lastError: state === "up" ? undefined : status.lastError }
+}
 
 // 1 s, 2 s, 4 s … 60 s: quick for a blip, gentle on a server that keeps crashing; ten failures
 // in a row (about five minutes) and it is left alone until Steward restarts.
 const DEFAULT_BACKOFF: Backoff = { initialMs: 1_000, maxMs: 60_000, maxFailures: 10 }
 // npx-launched servers download themselves on their first start.
 const START_TIMEOUT_MS = 30_000
+const DEFAULT_ELICITATION_TIMEOUT_MS = 300_000
 
 export interface McpHubOptions {
   toolTimeoutMs: number
+  /** Default: ten times toolTimeoutMs. */
+  toolMaxMs?: number
+  /** Default: 300 s. */
+  elicitationTimeoutMs?: number
   /** The built-in tools' ids, which MCP tools must not take. */
   builtIn: readonly string[]
   log: Logger
@@ -24,7 +47,7 @@ export interface McpHubOptions {
 }
 
 /** Every MCP server of MCP_CONFIG, each kept connected by a ManagedServer. */
-export class McpHub {
+export class McpHub implements ResourceReader {
   private readonly servers: ManagedServer[]
   private readonly log: Logger
 
@@ -35,6 +58,8 @@ export class McpHub {
       (config) =>
         new ManagedServer(config, {
           toolTimeoutMs: options.toolTimeoutMs,
+          toolMaxMs: options.toolMaxMs ?? options.toolTimeoutMs * 10,
+          elicitationTimeoutMs: options.elicitationTimeoutMs ?? DEFAULT_ELICITATION_TIMEOUT_MS,
           startTimeoutMs: options.startTimeoutMs ?? START_TIMEOUT_MS,
           backoff: options.backoff ?? DEFAULT_BACKOFF,
           log: options.log,
@@ -57,12 +82,39 @@ export class McpHub {
 
   /** One stand-in per server (`<server>_*`) that the agent loop replaces with the server's tools of the moment. */
   families(): ToolDefinition[] {
-    return this.servers.map((server) => toolFamily(`${server.name}_*`, () => server.tools()))
+    return this.servers.map((server) => toolFamily(`${server.name}_*`, () => server.tools(), () => server.settled()))
   }
 
-  /** Workers may use every MCP tool unless PERMISSIONS_FILE, which comes after, says otherwise. */
+  /** The connected servers' `instructions`, for the Worker's system prompt ("" when none). */
+  instructions(): string {
+    const parts = this.servers.flatMap((server) => {
+      const text = server.instructions()
+      return text ? [`## MCP server ${server.name} (tools ${server.name}_*)\n\n${text}`] : []
+    })
+    return parts.length ? `# Instructions of the MCP servers\n\n${parts.join("\n\n")}` : ""
+  }
+
+  /** Each server as /healthz and `steward status` show it. */
+  health(): McpServerHealth[] {
+    return this.status().map(serverHealth)
+  }
+
+  /** Workers may use every MCP tool, servers may ask the user questions, and a server's use of
+   *  the Worker's model is asked of the user — unless PERMISSIONS_FILE, which comes after, says
+   *  otherwise (the pattern of mcp_sampling and mcp_elicitation is the server's name). */
   grants(): Ruleset {
-    return this.servers.map((server) => ({ permission: `${server.name}_*`, pattern: "*", action: "allow" as const }))
+    return [
+      ...this.servers.map((server) => ({ permission: `${server.name}_*`, pattern: "*", action: "allow" as const })),
+      { permission: ELICITATION_PERMISSION, pattern: "*", action: "allow" },
+      { permission: SAMPLING_PERMISSION, pattern: "*", action: "ask" },
+    ]
+  }
+
+  /** read_resource: a resource of one of the servers. */
+  async read(server: string, uri: string, ctx: ToolContext): Promise<unknown> {
+    const managed = this.servers.find((candidate) => candidate.name === server)
+    if (!managed) throw new ToolError(`no MCP server "${server}"; the servers are ${this.servers.map((s) => s.name).join(", ")}`)
+    return managed.readResource(uri, ctx)
   }
 
   status(): McpServerStatus[] {
@@ -77,7 +129,13 @@ export class McpHub {
 /** The hub for MCP_CONFIG, started; undefined when it is not set. A bad file throws ConfigError. */
 export async function startMcp(config: Config, log: Logger, builtIn: readonly string[]): Promise<McpHub | undefined> {
   if (!config.mcp.configFile) return undefined
-  const hub = new McpHub(readMcpConfig(config.mcp.configFile, builtIn), { toolTimeoutMs: config.mcp.toolTimeoutMs, builtIn, log })
+  const hub = new McpHub(readMcpConfig(config.mcp.configFile, builtIn), {
+    toolTimeoutMs: config.mcp.toolTimeoutMs,
+    toolMaxMs: config.mcp.toolMaxMs,
+    elicitationTimeoutMs: config.mcp.elicitationTimeoutMs,
+    builtIn,
+    log,
+  })
   await hub.start()
   return hub
 }

@@ -1,36 +1,57 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
-import { ErrorCode, McpError, type CallToolResult, type Tool } from "@modelcontextprotocol/sdk/types.js"
+import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
+import { ErrorCode, McpError, type CallToolResult, type Progress, type Tool } from "@modelcontextprotocol/sdk/types.js"
 import type { JSONSchema7 } from "ai"
 import { z } from "zod"
-import { defineTool, ToolError, type ToolDefinition } from "../tool/tool.ts"
+import { defineTool, ToolError, type ToolContext, type ToolDefinition } from "../tool/tool.ts"
+import type { CallsInFlight } from "./calls.ts"
 import { messageOf } from "./connect.ts"
+import { formatResult } from "./result.ts"
 
-// Like fetch_url's default: an MCP result lands in the model's context window, and a server
-// that returns a whole repository listing must not crowd out the task.
-export const MAX_RESULT_CHARS = 20_000
 // Enough of the arguments for an owner to recognise the call when a rule asks them.
 const PATTERN_CHARS = 200
 
 export interface McpToolSource {
   server: string
-  client: Client
+  /** The client of the live connection; a ToolError saying why there is none (the server is
+   *  restarting, and when to try again) otherwise. */
+  client(): Client
+  /** MCP_TOOL_TIMEOUT: the longest a call may go without an answer or a progress report… */
   timeoutMs: number
+  /** …and MCP_TOOL_MAX_SECONDS: the longest it may run however often it reports progress. */
+  maxMs: number
+  calls: CallsInFlight
+  /** Before each call: tells the server when its roots change (a call for another user). */
+  beforeCall(ctx: ToolContext): Promise<void>
   /** A call failed without an answer from the server (not an error it reported): it may be gone. */
   onUnanswered: (error: unknown) => void
+  /** The server no longer knows the session (a Streamable HTTP server restarted): a new one. */
+  reconnect(): Promise<void>
+  /** Why the server is down and when it is tried again; undefined while it runs. */
+  whyDown(): string | undefined
+}
+
+/** Whether a tool can be offered: one that can only run as an MCP task is not (Steward does
+ *  not speak the tasks API, and a plain call of it always fails). */
+export function callable(tool: Tool): boolean {
+  return tool.execution?.taskSupport !== "required"
 }
 
 /**
  * One MCP tool as a Steward tool named `name`. The model is shown the server's own JSON
- * Schema; the zod form of it checks calls before they are sent, and where it cannot be built
- * (a schema zod cannot read) the server is left to check them.
+ * Schema and the tool's title; the zod form of the schema checks calls before they are sent,
+ * and where it cannot be built (a schema zod cannot read) the server is left to check them.
  */
 export function mcpTool(source: McpToolSource, tool: Tool, name: string): ToolDefinition {
   const inputSchema = { ...tool.inputSchema, properties: tool.inputSchema.properties ?? {} } as JSONSchema7
+  const title = tool.title ?? tool.annotations?.title
+  const about = tool.description ?? `${tool.name} (MCP server ${source.server})`
   return defineTool({
     id: name,
-    description: tool.description ?? tool.title ?? `${tool.name} (MCP server ${source.server})`,
+    description: title && title !== about ? `${title}: ${about}` : about,
     parameters: checker(inputSchema),
     inputSchema,
+    readOnly: tool.annotations?.readOnlyHint === true,
     // The arguments, so a rule can tell calls apart and an owner asked to allow one sees what it does.
     pattern: (args) => JSON.stringify(args).slice(0, PATTERN_CHARS),
     // What a server answers is outside content; only a tool it declares read-only may run
@@ -38,25 +59,60 @@ export function mcpTool(source: McpToolSource, tool: Tool, name: string): ToolDe
     untrustedOutput: true,
     ...(tool.annotations?.readOnlyHint !== true && { guardedWhenTainted: true as const }),
     async execute(args, ctx) {
-      let result: CallToolResult
+      const done = source.calls.add(ctx)
       try {
-        result = (await source.client.callTool({ name: tool.name, arguments: args as Record<string, unknown> }, undefined, {
-          timeout: source.timeoutMs,
-          signal: ctx.abort,
-        })) as CallToolResult
-      } catch (error) {
-        ctx.abort.throwIfAborted()
-        const timedOut = error instanceof McpError && error.code === ErrorCode.RequestTimeout
-        if (timedOut || !(error instanceof McpError)) source.onUnanswered(error)
-        if (timedOut) throw new ToolError(`${name} did not answer within ${source.timeoutMs / 1000} s (MCP_TOOL_TIMEOUT); the call was cancelled`)
-        if (error instanceof McpError) throw new ToolError(`${name} failed: ${error.message}`)
-        throw new ToolError(`${name}: MCP server "${source.server}" could not be reached: ${messageOf(error)}`)
+        const result = await callOnce(source, tool, name, args as Record<string, unknown>, ctx)
+        const output = await formatResult(result, { server: source.server, ctx })
+        if (result.isError) throw new ToolError(`${name} reported an error: ${output.text}`)
+        return output
+      } finally {
+        done()
       }
-      const { text, truncated } = bounded(resultText(result))
-      if (result.isError) throw new ToolError(`${name} reported an error: ${text}`)
-      return truncated ? { text, truncated } : { text }
     },
   })
+}
+
+async function callOnce(source: McpToolSource, tool: Tool, name: string, args: Record<string, unknown>, ctx: ToolContext, retried = false): Promise<CallToolResult> {
+  let progressed = false
+  try {
+    await source.beforeCall(ctx)
+    // A progress token is sent with every call; each report resets the timeout, up to the maximum.
+    return (await source.client().callTool({ name: tool.name, arguments: args }, undefined, {
+      timeout: source.timeoutMs,
+      resetTimeoutOnProgress: true,
+      maxTotalTimeout: source.maxMs,
+      onprogress: (progress) => {
+        progressed = true
+        ctx.progress?.(progressText(progress))
+      },
+      signal: ctx.abort,
+    })) as CallToolResult
+  } catch (error) {
+    ctx.abort.throwIfAborted()
+    if (error instanceof ToolError) throw new ToolError(`${name}: ${error.message}`)
+    // A server restarted while idle no longer knows the session (404): the call never reached
+    // it, and a new session may. A request that got no response at all may have reached it, so
+    // only a tool that says repeating it is harmless (read-only, idempotent) is tried again then.
+    const sessionLost = error instanceof StreamableHTTPError && error.code === 404
+    const unanswered = error instanceof TypeError && error.message === "fetch failed" && (tool.annotations?.readOnlyHint === true || tool.annotations?.idempotentHint === true)
+    if (!retried && (sessionLost || unanswered)) {
+      await source.reconnect()
+      return callOnce(source, tool, name, args, ctx, true)
+    }
+    const timedOut = error instanceof McpError && error.code === ErrorCode.RequestTimeout
+    if (timedOut || !(error instanceof McpError)) source.onUnanswered(error)
+    if (timedOut && progressed && /maximum total/i.test(error.message)) throw new ToolError(`${name} was still running after ${source.maxMs / 1000} s (MCP_TOOL_MAX_SECONDS); the call was cancelled`)
+    if (timedOut) throw new ToolError(`${name} did not answer within ${source.timeoutMs / 1000} s (MCP_TOOL_TIMEOUT); the call was cancelled`)
+    if (error instanceof McpError && error.code !== ErrorCode.ConnectionClosed) throw new ToolError(`${name} failed: ${error.message}`)
+    const down = source.whyDown()
+    throw new ToolError(down ? `${name}: the connection was lost during the call; ${down}` : `${name}: MCP server "${source.server}" could not be reached: ${messageOf(error)}`)
+  }
+}
+
+/** "3/10" with a total, "40%" when the progress is a fraction, else the count; the server's message after it. */
+export function progressText({ progress, total, message }: Progress): string {
+  const amount = total !== undefined && total > 0 ? (total === 1 || total === 100 ? `${Math.round((progress / total) * 100)}%` : `${progress}/${total}`) : `${progress}`
+  return message ? `${amount} ${message}` : amount
 }
 
 function checker(schema: JSONSchema7): z.ZodType {
@@ -65,28 +121,4 @@ function checker(schema: JSONSchema7): z.ZodType {
   } catch {
     return z.record(z.string(), z.unknown())
   }
-}
-
-/** The result as text: binary parts are named, not inlined, since base64 means nothing to a model. */
-export function resultText(result: CallToolResult): string {
-  const parts = result.content.map((part) => {
-    switch (part.type) {
-      case "text":
-        return part.text
-      case "image":
-      case "audio":
-        return `[${part.type} ${part.mimeType}, ${Math.floor((part.data.length * 3) / 4)} bytes]`
-      case "resource":
-        return "text" in part.resource ? part.resource.text : `[resource ${part.resource.uri}${part.resource.mimeType ? `, ${part.resource.mimeType}` : ""}]`
-      case "resource_link":
-        return `[resource ${part.uri}: ${part.name}]`
-    }
-  })
-  if (parts.length === 0 && result.structuredContent !== undefined) return JSON.stringify(result.structuredContent)
-  return parts.join("\n")
-}
-
-function bounded(text: string): { text: string; truncated: boolean } {
-  if (text.length <= MAX_RESULT_CHARS) return { text, truncated: false }
-  return { text: `${text.slice(0, MAX_RESULT_CHARS)}\n[… ${text.length - MAX_RESULT_CHARS} more characters cut]`, truncated: true }
 }

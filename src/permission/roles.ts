@@ -37,7 +37,7 @@ export const defaults: Record<Role, Ruleset> = {
     allow("cancel_task"),
     allow("web_search"),
   ],
-  worker: [denyAll, allow("fetch_url"), allow("read_file"), allow("write_file"), allow("list_files"), allow("web_search"), allow("send_file")],
+  worker: [denyAll, allow("fetch_url"), allow("read_file"), allow("write_file"), allow("list_files"), allow("web_search"), allow("send_file"), allow("read_resource")],
 }
 
 /** Extra rules per role, as read from PERMISSIONS_FILE. Strict so that a misspelt role fails loudly instead of granting nothing. */

@@ -20,4 +20,8 @@ export class Asking implements QuestionCapability {
     const { answer } = await this.questions.waitFor({ conversation: caller.conversation, user: caller.user, origin: `${caller.sessionId}:${caller.callId}:permission` }, question, caller.abort)
     return answer === "Allow"
   }
+
+  inquire(caller: Caller, key: string, question: Question): Promise<Answer> {
+    return this.questions.waitFor({ conversation: caller.conversation, user: caller.user, origin: `${caller.sessionId}:${caller.callId}:${key}` }, question, caller.abort)
+  }
 }

@@ -4,6 +4,7 @@ import type { Attachments } from "../attachments/attachments.ts"
 import type { QuotaGuard } from "../quota/quota-guard.ts"
 import type { Outbox } from "../channel/outbox.ts"
 import { BUILT_IN, parseCommand, type FileCommand, type Parsed } from "../command/commands.ts"
+import { resolveParts } from "../command/template-parts.ts"
 import type { CommandInfo, ConversationId, InboundMessage, InboundOutcome, UserId, WorkObserver } from "../core/types.ts"
 import type { Questions } from "../question/questions.ts"
 import type { Scheduler } from "../schedule/scheduler.ts"
@@ -35,6 +36,8 @@ export interface InboundGateDeps {
   fileCommands: FileCommand[]
   /** Worker types, for `@<worker> <text>`. */
   workerTypes: ReadonlySet<string>
+  /** A user's workspace folder: what a command's `[[path]]` and `` !`command` `` work in. */
+  workspaceOf: (user: UserId) => string
 }
 
 /** What the sender alone is shown when they press a button of someone else's question. */
@@ -181,9 +184,11 @@ export class InboundGate {
         return void (await answer(await this.pairingCommand(user, command.args)))
       case "worker":
         return board.startCommand(message, origin, command.agent, command.prompt, `@${command.agent}`, typed)
-      case "file":
-        if (command.command.subtask) return board.startCommand(message, origin, command.command.agent, command.prompt, `/${command.command.name}`, typed)
-        return conversations.userMessage(conversation, user, message.text, command.prompt)
+      case "file": {
+        const prompt = await resolveParts(command.prompt, command.command.parts, { workspace: this.deps.workspaceOf(user), workerTypes: this.deps.workerTypes })
+        if (command.command.subtask) return board.startCommand(message, origin, command.command.agent, prompt, `/${command.command.name}`, typed)
+        return conversations.userMessage(conversation, user, message.text, prompt)
+      }
     }
   }
 

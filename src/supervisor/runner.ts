@@ -29,6 +29,8 @@ export interface AgentRunnerDeps {
   onUsage?: (sample: UsageSample) => void
   /** Why a run for this user may not start (their day's model tokens are used up), if so. */
   mayRun?: (user: UserId) => Promise<string | undefined>
+  /** Added to a Worker's system prompt (MCP servers' `instructions`; "" when none). */
+  workerInstructions?: () => string
 }
 
 /** One run of an agent over a session. */
@@ -64,9 +66,12 @@ export class AgentRunner {
     if (refusal) throw new QuotaReached(refusal)
     // The stable part first: the role's instructions, then what the user asked to be remembered.
     const memory = role === "worker" ? "" : await this.deps.memorySnapshot(where.user)
+    // A server's instructions change only when it reconnects, so the prompt stays cacheable.
+    const instructions = role === "worker" ? (this.deps.workerInstructions?.() ?? "") : ""
     return runLoop({
       model: this.deps.model(agent),
-      system: agent.prompt,
+      system: instructions ? `${agent.prompt}\n\n${instructions}` : agent.prompt,
+      vision: config.attachments.vision,
       // The user's memory.md: long-lived context after the instructions, changed only with the note.
       longLived: memory || undefined,
       environment: () => environment(new Date(), where, this.deps.timeZoneOf(where.user)),

@@ -28,6 +28,7 @@ import { Sessions } from "./sessions.ts"
 import { TaskBoard, type TaskBoardDeps } from "./task-board.ts"
 import { sessionOf } from "./task-records.ts"
 import type { Capabilities } from "../tool/capabilities.ts"
+import { userWorkspaceDir } from "../tool/workspace.ts"
 import type { UsageSample } from "../usage/usage.ts"
 import { limitedMemory } from "../quota/note-quota.ts"
 import { QuotaGuard } from "../quota/quota-guard.ts"
@@ -56,6 +57,8 @@ export interface SupervisorDeps {
   runTask?: TaskBoardDeps["run"]
   /** Other processes share the store and run tasks (STORE_URL on Postgres; see recovery.ts). */
   shared?: boolean
+  /** What the tools' servers ask Workers to know (MCP servers' `instructions`), read per run. */
+  workerInstructions?: () => string
 }
 
 /**
@@ -167,6 +170,7 @@ export class Supervisor {
       memoryOverview: (user) => memoryOverview(folderOf(user)),
       log,
       fileCommands,
+      workspaceOf: (user) => userWorkspaceDir(workspaceDir, user),
       workerTypes,
     })
     this.controls = new ControlInbox(store, {
@@ -194,6 +198,7 @@ export class Supervisor {
         this.quota.usageRecorded()
       },
       mayRun: (user) => this.quota.tokenRefusal(user),
+      workerInstructions: deps.workerInstructions,
       capabilities,
       timeZoneOf: (user) => this.profiles.timeZoneOf(user),
       memorySnapshot: (user) => memorySnapshot(deps.memory.folder(user)),

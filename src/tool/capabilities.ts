@@ -1,3 +1,4 @@
+import type { ModelMessage } from "ai"
 import type { ConversationId, HistoryReader, OutgoingFile, Role, UserId } from "../core/types.ts"
 import type { Answer, Question } from "../question/questions.ts"
 import type { ScheduleRequest } from "../schedule/request.ts"
@@ -91,6 +92,10 @@ export interface QuestionCapability {
   ask(caller: Caller, question: Question): Promise<Answer | typeof AWAIT_ANSWER>
   /** The conversation's user allows or denies this call (waits for them). */
   approve(caller: Caller, tool: string, pattern: string): Promise<boolean>
+  /** A question the call waits for in place (an MCP server's elicitation): the answer, the
+   *  question's fallback at its deadline, or a rejection when the run is aborted. `key` tells
+   *  the call's questions apart (and finds a question's answer again when the call is replayed). */
+  inquire(caller: Caller, key: string, question: Question): Promise<Answer>
 }
 
 /** The `schedule` tool. */
@@ -137,6 +142,33 @@ export interface ProfileCapability {
 /** Correcting a user's notes (the forget tool); see src/memory/edit.ts. */
 export interface MemoryNotes {
   forget(user: UserId, request: { query?: string; path?: string; replacement?: string }): Promise<{ changes: Array<{ path: string; removed: string[]; added?: string; deleted?: boolean }> } | { error: string }>
+}
+
+/** A completion the calling run's model writes for a tool (an MCP server's sampling request). */
+export interface CompletionRequest {
+  system?: string
+  messages: ModelMessage[]
+  maxOutputTokens: number
+  temperature?: number
+  stopSequences?: string[]
+}
+
+export interface CompletionResult {
+  text: string
+  model: string
+  /** "length" when maxOutputTokens cut it. */
+  finishReason: string
+}
+
+/** What one tool call may ask of the run that makes it; the agent loop sets these per call. */
+export interface CallCapabilities {
+  /** Shows how far the call has got, as its live status to the user ("3/10", "40%"). */
+  progress?(text: string): void
+  /** Whether the run's rules allow `permission` on `pattern` (a permission that is not a tool,
+   *  e.g. mcp_sampling); "ask" asks the user and waits for the answer. */
+  permit?(permission: string, pattern: string): Promise<boolean>
+  /** A completion from the run's own model, its tokens counted in the run's usage. */
+  complete?(request: CompletionRequest): Promise<CompletionResult>
 }
 
 /** Everything a tool call may use besides its caller. */

@@ -8,6 +8,7 @@ import { getRecentHistoryTool } from "./get-recent-history.ts"
 import { listFilesTool } from "./list-files.ts"
 import { listTasksTool } from "./list-tasks.ts"
 import { readFileTool } from "./read-file.ts"
+import { createReadResourceTool, READ_RESOURCE, type ResourceReader } from "./read-resource.ts"
 import { rememberTool } from "./remember.ts"
 import { replyTool } from "./reply.ts"
 import { scheduleTool } from "./schedule.ts"
@@ -25,6 +26,8 @@ export interface ToolSettings {
   fetch: FetchUrlSettings
   workspace: WriteFileSettings
   search?: SearchProvider
+  /** MCP servers' resources: turns on read_resource. */
+  resources?: ResourceReader
 }
 
 /** Every tool Steward has. Which role is offered which is decided by the permission rules. */
@@ -48,11 +51,12 @@ export function allTools(workers: readonly WorkerType[], settings: ToolSettings)
     createWriteFileTool(settings.workspace),
     listFilesTool,
     ...(settings.search ? [createWebSearchTool(settings.search)] : []),
+    ...(settings.resources ? [createReadResourceTool(settings.resources)] : []),
   ] as ToolDefinition[]
 }
 
 /** The names built-in tools have or may have, which tools from elsewhere (MCP) must not take. */
 export function builtInToolIds(): string[] {
   const unused: ToolSettings = { fetch: { maxBytes: 0, allowHosts: { hosts: new Set(), cidrs: [] } }, workspace: { quotaBytes: 0 } }
-  return [...allTools([], unused).map((tool) => tool.id), WEB_SEARCH]
+  return [...allTools([], unused).map((tool) => tool.id), WEB_SEARCH, READ_RESOURCE]
 }

@@ -1,10 +1,10 @@
 import type { JSONSchema7 } from "ai"
 import { z } from "zod"
 import type { Role } from "../core/types.ts"
-import type { Caller, Capabilities } from "./capabilities.ts"
+import type { CallCapabilities, Caller, Capabilities } from "./capabilities.ts"
 
 /** What a tool sees of the run that called it: who calls, and the capabilities it may use. */
-export interface ToolContext extends Caller, Capabilities {}
+export interface ToolContext extends Caller, Capabilities, CallCapabilities {}
 
 /** One tool: schema, description and execute live together (one tool per file). */
 export interface ToolDefinition<P extends z.ZodType = z.ZodType> {
@@ -27,6 +27,12 @@ export interface ToolDefinition<P extends z.ZodType = z.ZodType> {
   guardedWhenTainted?: true | ((args: z.infer<P>, ctx: ToolContext) => boolean | Promise<boolean>)
   /** Set on a family's stand-in (see toolFamily): the tools it stands for at this moment. */
   members?: () => readonly ToolDefinition[]
+  /** Set on a family's stand-in: settles once a change of its members under way is known (a
+   *  server re-listing its tools), so the next step offers the new set. */
+  settled?: () => Promise<void>
+  /** MCP tool annotations: true when the tool says it changes nothing (`readOnlyHint`), for the
+   *  rules on untrusted content. Unset: not known to be read-only. */
+  readOnly?: boolean
 }
 
 export function defineTool<P extends z.ZodType>(def: ToolDefinition<P>): ToolDefinition<P> {
@@ -42,15 +48,16 @@ export class ToolError extends Error {
  * A stand-in for tools that come and go while Steward runs (an MCP server's). It travels in the
  * tool list like one tool, under a wildcard id (`github_*`), so the role rules and a worker
  * type's `tools` list hide or keep the family as a whole the way they do a single tool; the
- * agent loop then offers, at the start of each run, the members `current()` returns — each
+ * agent loop then offers, at each step, the members `current()` returns — each
  * still checked by the rules under its own name. The stand-in itself is never offered.
  */
-export function toolFamily(id: string, current: () => readonly ToolDefinition[]): ToolDefinition {
+export function toolFamily(id: string, current: () => readonly ToolDefinition[], settled?: () => Promise<void>): ToolDefinition {
   return {
     id,
     description: `The tools ${id}`,
     parameters: z.object({}),
     members: current,
+    settled,
     execute: () => Promise.reject(new Error(`${id} is a family of tools, not a tool: the agent loop offers its members`)),
   }
 }

@@ -22,12 +22,15 @@ function errorOf(env: Record<string, string>): string {
 describe("configuration", () => {
   it("has no MCP servers, a 60 s tool timeout and no search by default", () => {
     const config = loadConfig(BASE)
-    expect(config.mcp).toEqual({ configFile: undefined, toolTimeoutMs: 60_000 })
+    expect(config.mcp).toEqual({ configFile: undefined, toolTimeoutMs: 60_000, toolMaxMs: 600_000, elicitationTimeoutMs: 300_000 })
     expect(config.search).toBeUndefined()
   })
 
   it("reads MCP_CONFIG as a path and MCP_TOOL_TIMEOUT in seconds", () => {
-    expect(loadConfig({ ...BASE, MCP_CONFIG: "mcp.json", MCP_TOOL_TIMEOUT: "5" }).mcp).toEqual({ configFile: resolve("mcp.json"), toolTimeoutMs: 5000 })
+    expect(loadConfig({ ...BASE, MCP_CONFIG: "mcp.json", MCP_TOOL_TIMEOUT: "5" }).mcp).toEqual({ configFile: resolve("mcp.json"), toolTimeoutMs: 5000, toolMaxMs: 600_000, elicitationTimeoutMs: 300_000 })
+    // Progress may extend a call past MCP_TOOL_TIMEOUT up to MCP_TOOL_MAX_SECONDS, never below it.
+    expect(loadConfig({ ...BASE, MCP_TOOL_TIMEOUT: "120", MCP_TOOL_MAX_SECONDS: "60", MCP_ELICITATION_TIMEOUT: "30" }).mcp).toMatchObject({ toolTimeoutMs: 120_000, toolMaxMs: 120_000, elicitationTimeoutMs: 30_000 })
+    expect(() => loadConfig({ ...BASE, MCP_ELICITATION_TIMEOUT: "soon" })).toThrow(/MCP_ELICITATION_TIMEOUT/)
     expect(errorOf({ MCP_TOOL_TIMEOUT: "0" })).toBe('MCP_TOOL_TIMEOUT: expected a whole number from 1 to 3600, got "0"')
   })
 

@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from "vitest"
 import { readMcpConfig } from "../../src/mcp/config.ts"
 import { loadConfig } from "../../src/config/config.ts"
 import { McpHub, mcpStatus } from "../../src/mcp/hub.ts"
-import { MAX_RESULT_CHARS } from "../../src/mcp/tools.ts"
+import { MAX_RESULT_CHARS } from "../../src/mcp/result.ts"
 import { ToolError, type ToolDefinition } from "../../src/tool/tool.ts"
 import { startMcpHttpServer, type FakeMcpHttp } from "../fakes/mcp-http.ts"
 import { waitFor } from "../support/wait-for.ts"
@@ -19,9 +19,9 @@ afterEach(async () => {
   await Promise.all(https.splice(0).map((server) => server.close()))
 })
 
-async function startHub(servers: Record<string, unknown>, toolTimeoutMs = 10_000) {
+async function startHub(servers: Record<string, unknown>, toolTimeoutMs = 10_000, backoff = FAST) {
   const { log, lines } = recordingLogger()
-  const hub = new McpHub(readMcpConfig(mcpConfigFile(servers), ["read_file"]), { toolTimeoutMs, builtIn: ["read_file"], log, backoff: FAST, startTimeoutMs: 10_000 })
+  const hub = new McpHub(readMcpConfig(mcpConfigFile(servers), ["read_file"]), { toolTimeoutMs, builtIn: ["read_file"], log, backoff, startTimeoutMs: 10_000 })
   hubs.push(hub)
   await hub.start()
   const tool = (id: string): ToolDefinition => {
@@ -44,7 +44,11 @@ describe("a stdio server", () => {
     const tools = ["fake_echo", "fake_add", "fake_env", "fake_big", "fake_fail", "fake_hang", "fake_crash", "fake_clock_now"]
     expect(hub.status()).toEqual([{ name: "fake", state: "running", transport: "stdio", tools, failures: 0 }])
     expect(hub.families().map((family) => family.id)).toEqual(["fake_*"])
-    expect(hub.grants()).toEqual([{ permission: "fake_*", pattern: "*", action: "allow" }])
+    expect(hub.grants()).toEqual([
+      { permission: "fake_*", pattern: "*", action: "allow" },
+      { permission: "mcp_elicitation", pattern: "*", action: "allow" },
+      { permission: "mcp_sampling", pattern: "*", action: "ask" },
+    ])
     expect(lines.map((line) => line.msg)).toContain(`MCP server fake: running, tools: ${tools.join(", ")}`)
   })
 
@@ -86,13 +90,15 @@ describe("a stdio server", () => {
     expect(hub.status()[0]).toMatchObject({ state: "running", failures: 0 })
   })
 
-  it("is restarted when it dies, logged with its name and reason, its tools absent meanwhile and back after", async () => {
-    const { hub, lines, tool } = await startHub({ fake: stdioServer() })
+  it("is restarted when it dies, logged with its name and reason; meanwhile a call says it restarts and when to try again", async () => {
+    // A restart 3 s away: long enough to call a tool while the server is down.
+    const { hub, lines, tool } = await startHub({ fake: stdioServer() }, 10_000, { ...FAST, initialMs: 3_000, maxMs: 3_000 })
     await expect(callTool(tool("fake_crash"), {})).rejects.toThrow(ToolError)
     const down = lines.find((line) => line.msg.startsWith("MCP server fake is down"))
     expect(down).toMatchObject({ mcp: "fake", reason: expect.stringContaining("crashing on purpose") })
-    expect(hub.status()[0]).toMatchObject({ state: "restarting", tools: [], failures: 1 })
-    expect(hub.families()[0]!.members!()).toEqual([])
+    expect(hub.status()[0]).toMatchObject({ state: "restarting", failures: 1 })
+    expect(hub.health()[0]).toMatchObject({ name: "fake", state: "restarting", tools: 0 })
+    await expect(callTool(tool("fake_echo"), { text: "x" })).rejects.toThrow(/MCP server "fake" is restarting \(.*crashing on purpose.*\); try again in about [1-3] s/)
     await waitFor(() => hub.status()[0]!.state === "running", 10_000)
     expect(await callTool(tool("fake_echo"), { text: "back" })).toEqual({ text: "echo: back" })
     expect(lines.map((line) => line.msg)).toContainEqual(expect.stringMatching(/^MCP server fake running again, tools: fake_echo/))
@@ -144,12 +150,26 @@ describe("a remote server", () => {
     const echo = tool("remote_echo")
     await server.close()
     https.splice(https.indexOf(server), 1)
-    await expect(callTool(echo, { text: "x" })).rejects.toThrow(/remote_echo: MCP server "remote" could not be reached/)
+    await expect(callTool(echo, { text: "x" })).rejects.toThrow(/remote_echo: (MCP server "remote" could not be reached|the connection was lost during the call; MCP server "remote" is restarting)/)
     await waitFor(() => hub.status()[0]!.state !== "running", 10_000)
-    expect(hub.families()[0]!.members!()).toEqual([])
+    expect(hub.health()[0]).toMatchObject({ state: "restarting", tools: 0 })
     await http({ port: server.port })
     await waitFor(() => hub.status()[0]!.state === "running", 10_000)
     expect(await callTool(tool("remote_echo"), { text: "again" })).toEqual({ text: "echo: again" })
+  })
+})
+
+describe("a server that dies mid-call", () => {
+  it.each([["Streamable HTTP", {}], ["HTTP+SSE", { legacySse: true }]])("over %s fails the call within 3 s, not at the timeout", async (_name, options) => {
+    const server = await startMcpHttpServer(options)
+    const { hub, tool } = await startHub({ remote: { url: server.url } }, 15_000)
+    const started = Date.now()
+    const call = callTool(tool("remote_hang"), {})
+    await waitFor(() => server.requests.filter((request) => request.startsWith("POST")).length >= 3, 5_000)
+    await server.close()
+    await expect(call).rejects.toThrow(/remote_hang/)
+    expect(Date.now() - started).toBeLessThan(3_000)
+    await waitFor(() => hub.health()[0]!.state !== "up", 5_000)
   })
 })
 

@@ -27,7 +27,12 @@ export function recordingLogger(): { log: Logger; lines: Array<{ level: number; 
   return { log, lines }
 }
 
-export function callTool(tool: ToolDefinition, args: unknown, abort = new AbortController().signal): Promise<any> {
-  const ctx = { role: "worker", agent: "default", conversation: "test:c1", user: "test:u1", sessionId: "s1", callId: "c1", abort } as unknown as ToolContext
+/** The folder the test calls' workspaces are in (`<dir>/<user>`). */
+export const testWorkspace = mkdtempSync(join(tmpdir(), "steward-mcp-workspace-"))
+
+/** A call as a Worker's run makes it; `extra` adds or replaces capabilities (questions, permit, complete…). */
+export function callTool(tool: ToolDefinition, args: unknown, abort = new AbortController().signal, extra: Partial<ToolContext> = {}): Promise<any> {
+  const replies = { reply: async () => {}, sendFile: async () => {} }
+  const ctx = { role: "worker", agent: "default", conversation: "test:c1", user: "test:u1", sessionId: "s1", callId: "c1", abort, workspaceDir: testWorkspace, replies, ...extra } as unknown as ToolContext
   return tool.execute(tool.parameters.parse(args), ctx)
 }

@@ -73,7 +73,7 @@ describe("taint", () => {
   })
 
   it("guards MCP tools unless their server declares them read-only; their answers are outside content", () => {
-    const source = { server: "s", client: {} as never, timeoutMs: 1000, onUnanswered: () => {} }
+    const source = { server: "s", client: () => ({}) as never, timeoutMs: 1000, maxMs: 1000, calls: {} as never, beforeCall: async () => {}, onUnanswered: () => {}, reconnect: async () => {}, whyDown: () => undefined }
     const schema = { type: "object" as const, properties: {} }
     const reader = mcpTool(source, { name: "list", inputSchema: schema, annotations: { readOnlyHint: true } }, "s_list")
     const writer = mcpTool(source, { name: "create", inputSchema: schema, annotations: { readOnlyHint: false } }, "s_create")

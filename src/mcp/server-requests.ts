@@ -1,0 +1,67 @@
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { ErrorCode, McpError, type CreateMessageRequest, type ElicitRequestFormParams, type ElicitResult, type ListRootsResult } from "@modelcontextprotocol/sdk/types.js"
+import type { Logger } from "pino"
+import type { ToolContext } from "../tool/tool.ts"
+import { CallsInFlight } from "./calls.ts"
+import type { ServerRequests } from "./client.ts"
+import { elicit } from "./elicitation.ts"
+import { workspaceRoot } from "./roots.ts"
+import { sample } from "./sampling.ts"
+
+/**
+ * One server's requests to Steward, answered for the call they serve: its user's question
+ * (elicitation), its run's model (sampling), its user's workspace (roots). A request no call
+ * can be found for is refused (elicitation: cancelled), never left hanging.
+ */
+export class CallerRequests implements ServerRequests {
+  readonly calls = new CallsInFlight()
+  /** The root the server was last told of (`roots/list_changed` when a call brings another). */
+  private root?: string
+  /** Whether this connection's server has asked for its roots (only then is it told of a change). */
+  private asked = false
+  private elicitations = 0
+
+  constructor(
+    private readonly server: string,
+    private readonly options: { elicitationTimeoutMs: number; log: Logger; client: () => Client | undefined; toolsChanged: () => void },
+  ) {}
+
+  async elicit(params: ElicitRequestFormParams): Promise<ElicitResult> {
+    const ctx = this.calls.owner()
+    if (!ctx) {
+      this.options.log.warn({ mcp: this.server }, `MCP server ${this.server} asked a question outside a call of one user's; cancelled`)
+      return { action: "cancel" }
+    }
+    return elicit(ctx, this.server, params, this.options.elicitationTimeoutMs, this.elicitations++)
+  }
+
+  sample(params: CreateMessageRequest["params"]) {
+    const ctx = this.calls.owner()
+    if (!ctx) throw new McpError(ErrorCode.InvalidRequest, "sampling is answered only during a tool call of one user's")
+    return sample(ctx, this.server, params)
+  }
+
+  roots(): ListRootsResult {
+    const ctx = this.calls.owner()
+    if (ctx) this.root = workspaceRoot(ctx).uri
+    this.asked = true
+    return { roots: this.root ? [{ uri: this.root, name: "workspace" }] : [] }
+  }
+
+  toolsChanged(): void {
+    this.options.toolsChanged()
+  }
+
+  /** Before a call: a server that knows of another user's workspace is told its roots changed. */
+  async beforeCall(ctx: ToolContext): Promise<void> {
+    const uri = workspaceRoot(ctx).uri
+    if (uri === this.root) return
+    this.root = uri
+    if (this.asked) await this.options.client()?.sendRootsListChanged().catch(() => {})
+  }
+
+  /** A new connection: a new server process or session, which has not asked yet. */
+  connected(): void {
+    this.asked = false
+  }
+}

@@ -1,0 +1,5 @@
+/** The protocol test server (mcp-protocol.ts) on stdio: `node --import tsx test/fakes/mcp-protocol-stdio.ts`. */
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
+import { protocolMcpServer } from "./mcp-protocol.ts"
+
+await protocolMcpServer().connect(new StdioServerTransport())

@@ -1,0 +1,78 @@
+/**
+ * An MCP server for the protocol tests (stdio: mcp-protocol-stdio.ts; HTTP: startMcpHttpServer
+ * with `protocol`): progress, a tool list that changes, questions to the user (elicitation),
+ * sampling, roots, images, resources, content for the user, a task-only tool, instructions.
+ */
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js"
+import { RootsListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js"
+import { z } from "zod"
+
+/** A 1×1 PNG. */
+export const TINY_PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+
+export function protocolMcpServer(): McpServer {
+  const server = new McpServer({ name: "fake-protocol", version: "1.0.0" }, { instructions: "Always call proto_slow with steps of at least 2.", capabilities: { tools: { listChanged: true } } })
+  const text = (value: string) => ({ content: [{ type: "text" as const, text: value }] })
+  server.registerTool(
+    "slow",
+    { description: "Takes `steps` × `stepMs`, reporting progress after each step.", inputSchema: { steps: z.number(), stepMs: z.number() } },
+    async ({ steps, stepMs }, extra) => {
+      for (let i = 1; i <= steps; i++) {
+        await new Promise((resolve) => setTimeout(resolve, stepMs))
+        const token = extra._meta?.progressToken
+        if (token !== undefined) await extra.sendNotification({ method: "notifications/progress", params: { progressToken: token, progress: i, total: steps } })
+      }
+      return text(`done after ${steps} steps`)
+    },
+  )
+  let extra: ReturnType<McpServer["registerTool"]> | undefined
+  server.registerTool("grow", { description: "Adds the tool `extra` (and announces the change)." }, async () => {
+    extra ??= server.registerTool("extra", { description: "Appeared at run time." }, async () => text("extra here"))
+    return text("grown")
+  })
+  server.registerTool("shrink", { description: "Removes the tool `extra`." }, async () => {
+    extra?.remove()
+    extra = undefined
+    return text("shrunk")
+  })
+  server.registerTool("ask", { description: "Asks the user for a colour, a yes/no, a name and an age." }, async (ctx) => {
+    const result = await server.server.elicitInput(
+      {
+        message: "Tell me about you",
+        requestedSchema: {
+          type: "object",
+          properties: {
+            colour: { type: "string", title: "Colour", enum: ["red", "green"] },
+            agree: { type: "boolean", title: "Agree" },
+            name: { type: "string", title: "Name", minLength: 2 },
+            age: { type: "integer", title: "Age", minimum: 0, maximum: 150 },
+          },
+          required: ["colour", "agree", "name", "age"],
+        },
+      },
+      { relatedRequestId: ctx.requestId },
+    )
+    return text(JSON.stringify(result))
+  })
+  server.registerTool("sample", { description: "Asks the client's model to complete a prompt." }, async (ctx) => {
+    const result = await server.server.createMessage({ messages: [{ role: "user", content: { type: "text", text: "Say hi" } }], maxTokens: 17, systemPrompt: "Be brief" }, { relatedRequestId: ctx.requestId })
+    return text(JSON.stringify(result))
+  })
+  server.registerTool("roots", { description: "Lists the client's roots.", annotations: { readOnlyHint: true } }, async (ctx) => text(JSON.stringify((await server.server.listRoots(undefined, { relatedRequestId: ctx.requestId })).roots)))
+  let rootsChanged = 0
+  server.server.setNotificationHandler(RootsListChangedNotificationSchema, async () => void rootsChanged++)
+  server.registerTool("roots_changed", { description: "How often the client said its roots changed." }, async () => text(String(rootsChanged)))
+  server.registerTool("media", { description: "An image, an embedded resource, a resource link and a note for the user.", annotations: { readOnlyHint: true, title: "Media" } }, async () => ({
+    content: [
+      { type: "image" as const, data: TINY_PNG, mimeType: "image/png" },
+      { type: "resource" as const, resource: { uri: "memo://one", mimeType: "text/plain", text: "the memo" } },
+      { type: "resource_link" as const, uri: "memo://two", name: "second memo" },
+      { type: "text" as const, text: "For your eyes only", annotations: { audience: ["user" as const] } },
+    ],
+  }))
+  server.registerResource("memo-two", "memo://two", { mimeType: "text/plain" }, async (uri) => ({ contents: [{ uri: uri.href, mimeType: "text/plain", text: "second memo's text" }] }))
+  server.registerResource("picture", "memo://picture", { mimeType: "image/png" }, async (uri) => ({ contents: [{ uri: uri.href, mimeType: "image/png", blob: TINY_PNG }] }))
+  // Only callable as an MCP task: a client without the tasks API must not offer it.
+  server.registerTool("task_only", { description: "Runs only as a task." }, async () => text("never")).execution = { taskSupport: "required" }
+  return server
+}
