@@ -11,6 +11,7 @@ import { ChunkIndex, type ChunkFilter, type CorpusStats } from "./bm25.ts"
 import { expandQuery, type WeightedTerm } from "./expand.ts"
 import type { LanguageCode } from "./language.ts"
 import { listNotes, readNote, type Note, type Stamp } from "./notes.ts"
+import { updatesOf, type Update } from "./supersede.ts"
 import type { QueryWord } from "./text.ts"
 
 export interface WorkerInput {
@@ -26,6 +27,8 @@ export interface Ready {
   chunks: number
   /** Bytes used on the worker's own heap after building. */
   heapUsed: number
+  /** The chunks that announce a change to a fact (supersede.ts). */
+  updates: Update[]
 }
 
 export interface SearchRequest {
@@ -85,7 +88,8 @@ function answer(index: ChunkIndex, request: SearchRequest): SearchReply {
 const port = parentPort!
 const { dir, bruteForce } = workerData as WorkerInput
 const notes = await readAll(dir)
-const index = new ChunkIndex(notes.flatMap((note) => note.chunks), { bruteForce })
+const chunks = notes.flatMap((note) => note.chunks)
+const index = new ChunkIndex(chunks, { bruteForce })
 port.on("message", (request: SearchRequest) => {
   let reply: SearchReply
   try {
@@ -100,4 +104,5 @@ port.postMessage({
   manifest: notes.map((note) => [note.source, note.stamp]),
   chunks: index.size,
   heapUsed: getHeapStatistics().used_heap_size,
+  updates: updatesOf(chunks),
 } satisfies Ready)
