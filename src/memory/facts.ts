@@ -5,45 +5,49 @@
  * announces a change ("new", "now", "moved", "seit", "jetzt", "新", "现在", "换"…). supersede.ts
  * links a note that announces a change to the older notes of the same slot and owner.
  *
- * The lexicon is a list of words, not of notes: English words match whole (with a plural -s),
- * German ones anywhere in a word (German compounds: Festnetznummer, Kinderärztin), Chinese
- * ones anywhere in the text. Phrases are matched first and take their words with them, so
+ * The lexicon is a list of words, not of notes: most entries match whole words (with a plural
+ * -s), German compound parts anywhere in a word (Festnetznummer, Kinderärztin), Chinese ones
+ * anywhere in the text. One pass over the text, the longest entry first at each place, so
  * "email address" is an email, not an address.
  */
 
 const WHEN = "when"
 
-/** Slot → its words, per script: English (whole words or phrases), German (parts of words), Chinese (substrings). */
-const SLOTS: Record<string, { en: string; de: string; zh: string }> = {
+/**
+ * Slot → its entries: `words`, whole words or phrases in any language (a plural -s or -es
+ * allowed); `parts`, found inside words (German compounds: Festnetznummer, Kinderärztin);
+ * `zh`, found anywhere (Chinese has no spaces).
+ */
+const SLOTS: Record<string, { words: string; parts?: string; zh?: string }> = {
   address: {
-    en: "address|home address|live|lives|living|residence|we moved|i moved|moved to|moved into|moving to|moved house|new home|our place|my place",
-    de: "adresse|anschrift|wohnort|wohnen|wohne|wohnt|umgezogen|umzug",
+    words: "address|home address|live|lives|living|residence|we moved|i moved|moved to|moved into|moving to|moved house|new home|our place|my place|wohne|wohnen|wohnt|umgezogen",
+    parts: "adresse|anschrift|wohnort|umzug",
     zh: "地址|住址|住在|搬到|搬家",
   },
-  phone: { en: "phone|phone number|telephone", de: "telefon|rufnummer", zh: "电话|号码|新号" },
-  mobile: { en: "mobile|mobile number|mobile phone|cell|cellphone|cell phone", de: "handy|mobilnummer|mobilfunk", zh: "手机" },
-  landline: { en: "landline|home phone", de: "festnetz|telefonanschluss", zh: "座机|固话" },
-  email: { en: "email|e-mail|mail|email address|e-mail address|inbox", de: "e-mail|mailadresse", zh: "邮箱|邮件|电邮" },
-  manager: { en: "manager|boss|supervisor|line manager|team lead|reports to", de: "vorgesetzt|chefin|teamleit", zh: "经理|领导|上司|老板|主管" },
-  employer: { en: "job|employer|company|hired|works at|work at", de: "arbeitgeber|angestellt|firma|arbeitsstelle", zh: "工作|公司|上班" },
-  role: { en: "role|position|job title|title", de: "position|berufsbezeichnung", zh: "职位|职务|头衔" },
-  dentist: { en: "dentist|dental", de: "zahnarzt|zahnärzt", zh: "牙医|牙科" },
-  doctor: { en: "doctor|family doctor|gp|physician", de: "hausarzt|hausärzt|arzt|ärztin", zh: "医生|家庭医生" },
-  paediatrician: { en: "paediatrician|pediatrician", de: "kinderarzt|kinderärzt", zh: "儿科" },
-  wifi: { en: "wifi|wi-fi|wlan|wireless|router|password|network", de: "wlan|passwort", zh: "无线|网络|密码|wifi" },
-  internet: { en: "internet|broadband|dsl|internet contract", de: "internet|dsl|glasfaser", zh: "宽带" },
-  gym: { en: "gym|fitness|train at", de: "fitnessstudio|fitness", zh: "健身" },
-  car: { en: "car|vehicle|licence plate|license plate|registration", de: "kennzeichen|auto", zh: "车牌|汽车" },
-  rent: { en: "rent|monthly rent", de: "miete", zh: "房租|租金" },
-  salary: { en: "salary|paycheck|wage|wages|salary account|bank account|current account|iban", de: "gehalt|girokonto|iban", zh: "工资|薪水" },
-  hairdresser: { en: "hairdresser|hair|haircut|barber|salon", de: "friseur|frisör", zh: "理发|发型" },
-  restaurant: { en: "restaurant|favourite restaurant|favorite restaurant|eat out|place to eat", de: "restaurant|lieblingslokal", zh: "餐厅|饭店|馆子" },
-  school: { en: "school|kindergarten|daycare|nursery|kita", de: "kita|kindergarten|schule", zh: "幼儿园|学校" },
-  insurance: { en: "insurance|insurer", de: "versicherung", zh: "保险" },
-  bank: { en: "bank", de: "bank", zh: "银行" },
-  landlord: { en: "landlord|landlady|property manager", de: "vermieter|hausverwaltung", zh: "房东" },
+  phone: { words: "phone|phone number|telephone", parts: "telefon|rufnummer", zh: "电话|号码|新号" },
+  mobile: { words: "mobile|mobile number|mobile phone|cell|cellphone|cell phone|handy", parts: "handynummer|mobilnummer|mobilfunk", zh: "手机" },
+  landline: { words: "landline|home phone", parts: "festnetz|telefonanschluss", zh: "座机|固话" },
+  email: { words: "email|e-mail|mail|email address|e-mail address|inbox", parts: "mailadresse", zh: "邮箱|邮件|电邮" },
+  manager: { words: "manager|boss|supervisor|line manager|team lead|reports to|chef|chefin", parts: "vorgesetzt|teamleit", zh: "经理|领导|上司|老板|主管" },
+  employer: { words: "job|employer|company|hired|works at|work at|firma|angestellt", parts: "arbeitgeber|arbeitsstelle", zh: "工作|公司|上班" },
+  role: { words: "role|position|job title|title", parts: "berufsbezeichnung", zh: "职位|职务|头衔" },
+  dentist: { words: "dentist|dental", parts: "zahnarzt|zahnärzt", zh: "牙医|牙科" },
+  doctor: { words: "doctor|family doctor|gp|physician|arzt|ärztin", parts: "hausarzt|hausärzt", zh: "医生|家庭医生" },
+  paediatrician: { words: "paediatrician|pediatrician", parts: "kinderarzt|kinderärzt", zh: "儿科" },
+  wifi: { words: "wifi|wi-fi|wlan|wireless|router|password|network|passwort", parts: "wlan", zh: "无线|网络|密码" },
+  internet: { words: "internet|broadband|dsl|internet contract", parts: "internet|glasfaser", zh: "宽带" },
+  gym: { words: "gym|fitness|train at", parts: "fitnessstudio", zh: "健身" },
+  car: { words: "car|vehicle|licence plate|license plate|registration|auto", parts: "kennzeichen", zh: "车牌|汽车" },
+  rent: { words: "rent|monthly rent|miete", parts: "kaltmiete|warmmiete", zh: "房租|租金" },
+  salary: { words: "salary|paycheck|wage|wages|salary account|bank account|current account|iban|gehalt", parts: "girokonto", zh: "工资|薪水" },
+  hairdresser: { words: "hairdresser|hair|haircut|barber|salon", parts: "friseur|frisör", zh: "理发|发型" },
+  restaurant: { words: "restaurant|favourite restaurant|favorite restaurant|eat out|place to eat", parts: "lieblingslokal|restaurant", zh: "餐厅|饭店|馆子" },
+  school: { words: "school|kindergarten|daycare|nursery|kita", parts: "kita|kindergarten|schule", zh: "幼儿园|学校" },
+  insurance: { words: "insurance|insurer", parts: "versicherung", zh: "保险" },
+  bank: { words: "bank", zh: "银行" },
+  landlord: { words: "landlord|landlady|property manager", parts: "vermieter|hausverwaltung", zh: "房东" },
   // A change used as a point in time ("since we moved, …"): it takes its words and names no slot.
-  [WHEN]: { en: "since we moved|after we moved|since moving|after moving|before we moved", de: "seit dem umzug|nach dem umzug|vor dem umzug", zh: "搬家以后|搬家后" },
+  [WHEN]: { words: "since we moved|after we moved|since moving|after moving|before we moved|seit dem umzug|nach dem umzug|vor dem umzug", zh: "搬家以后|搬家后" },
 }
 
 /** Slots that are kinds of a broader one: a note about the broader slot may be about any of them. */
@@ -71,38 +75,31 @@ export interface Fact {
   update: boolean
 }
 
-interface Matcher {
-  phrase: RegExp
-  slot: string
-}
-
 const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
-const MATCHERS: Matcher[] = Object.entries(SLOTS)
-  .flatMap(([slot, { en, de, zh }]) => [
-    ...en.split("|").map((word) => ({ slot, word, phrase: new RegExp(`(?<![\\p{L}\\p{N}])${escape(word)}(?:e?s)?(?![\\p{L}\\p{N}])`, "giu") })),
-    ...de.split("|").map((word) => ({ slot, word, phrase: new RegExp(escape(word), "giu") })),
-    ...zh.split("|").map((word) => ({ slot, word, phrase: new RegExp(escape(word), "giu") })),
-  ])
-  // Longest first: a phrase claims its words before their shorter entries can.
-  .sort((a, b) => b.word.length - a.word.length)
-  .map(({ slot, phrase }) => ({ slot, phrase }))
 
-/** The slots `text` names, first-named first. */
+/** Lower-cased word or phrase → its slot. */
+const SLOT_OF = new Map<string, string>()
+const ALTERNATIVES: Array<{ word: string; pattern: string }> = []
+for (const [slot, { words, parts = "", zh = "" }] of Object.entries(SLOTS)) {
+  for (const word of words.split("|")) ALTERNATIVES.push({ word, pattern: `(?<![\\p{L}\\p{N}])${escape(word)}(?:e?s)?(?![\\p{L}\\p{N}])` })
+  for (const word of [...parts.split("|"), ...zh.split("|")].filter(Boolean)) ALTERNATIVES.push({ word, pattern: escape(word) })
+  for (const word of [...words.split("|"), ...parts.split("|"), ...zh.split("|")].filter(Boolean)) SLOT_OF.set(word, slot)
+}
+/** One pass over a text: at each place the longest entry that matches there wins. */
+const LEXICON = new RegExp(
+  ALTERNATIVES.sort((a, b) => b.word.length - a.word.length)
+    .map(({ pattern }) => pattern)
+    .join("|"),
+  "giu",
+)
+
+/** The slots `text` names, first-named first; a narrower slot brings its broader one. */
 export function slotsOf(text: string): string[] {
-  const taken = new Uint8Array(text.length)
-  const found: Array<{ slot: string; at: number }> = []
-  for (const { slot, phrase } of MATCHERS) {
-    phrase.lastIndex = 0
-    for (let match = phrase.exec(text); match; match = phrase.exec(text)) {
-      const end = match.index + match[0].length
-      if (taken.subarray(match.index, end).some((x) => x === 1)) continue
-      taken.fill(1, match.index, end)
-      found.push({ slot, at: match.index })
-    }
-  }
   const slots: string[] = []
-  for (const { slot } of found.sort((a, b) => a.at - b.at)) {
-    for (const named of [slot, BROADER[slot]]) if (named && named !== WHEN && !slots.includes(named)) slots.push(named)
+  for (const match of text.matchAll(LEXICON)) {
+    const found = match[0].toLowerCase()
+    const slot = SLOT_OF.get(found) ?? SLOT_OF.get(found.replace(/e?s$/, "")) ?? SLOT_OF.get(found.replace(/s$/, ""))
+    for (const named of [slot, slot && BROADER[slot]]) if (named && named !== WHEN && !slots.includes(named)) slots.push(named)
   }
   return slots
 }

@@ -68,7 +68,12 @@ export class Hybrid {
     this.refreshIfDue(dir)
     return this.folder(dir)
       .search(vector, filter, limit)
-      .map(({ entry: { key: _key, ...chunk }, score }) => ({ chunk, score, covers: 0, fromVectors: true }))
+      .map(({ entry: { key: _key, ...chunk }, score }) => ({ chunk, score, covers: 0, matches: 0, fromVectors: true }))
+  }
+
+  /** How far `dir`'s vectors can be trusted (calibrate.ts): 0 until measured. */
+  trust(dir: string): number {
+    return this.folder(dir).trust
   }
 
   /** The vector hit's note is still the version it was embedded from; if not, its vectors are refreshed. */
@@ -117,18 +122,45 @@ export class Hybrid {
 }
 
 /**
- * Reciprocal-rank fusion: each list adds 1 / (k + rank) for a chunk, so a chunk both searches
- * rank high wins. A chunk keeps its lexical fields (language, the words it covers).
+ * How much say the vector ranking gets in one search, 0–1: the model's trust on these notes
+ * (calibrate.ts) times how much the words leave unanswered — the share of query words the best
+ * lexical hit does not match (a word found only by a typo correction counts half: it is a guess). A question whose words one note all has is answered by words
+ * alone: the vector ranking cannot make it worse. One that no note matches (a paraphrase) is
+ * answered by the vectors as far as the model is trusted.
  */
-export function fuse(lexical: readonly Candidate[], vector: readonly Candidate[], k = RRF_K): Candidate[] {
+export function vectorWeight(trust: number, lexical: readonly Candidate[], words: number): number {
+  if (words === 0) return trust
+  let best = 0
+  for (const hit of lexical) best = Math.max(best, popcount(hit.matches) + CORRECTED * popcount(hit.covers & ~hit.matches))
+  return trust * (1 - Math.min(best, words) / words)
+}
+
+/** A word matched only by a typo correction counts this much of a word matched as typed. */
+const CORRECTED = 0.5
+
+function popcount(bits: number): number {
+  let count = 0
+  for (let rest = bits >>> 0; rest; rest &= rest - 1) count++
+  return count
+}
+
+/**
+ * Weighted reciprocal-rank fusion: the lexical list adds (1 - weight) / (k + rank) for a chunk,
+ * the vector list weight / (k + rank), so a chunk both rank high wins and a weight of 0 is the
+ * lexical ranking. A chunk keeps its lexical fields (language, the words it covers).
+ */
+export function fuse(lexical: readonly Candidate[], vector: readonly Candidate[], weight = 0.5, k = RRF_K): Candidate[] {
   const fused = new Map<string, Candidate>()
-  for (const list of [lexical, vector]) {
+  for (const [list, share] of [
+    [lexical, 1 - weight],
+    [vector, weight],
+  ] as const) {
     list.forEach((hit, rank) => {
       const key = `${hit.chunk.source}\u0000${hit.chunk.text}`
       const known = fused.get(key)
-      const share = 1 / (k + rank + 1)
-      fused.set(key, known ? { ...known, score: known.score + share } : { ...hit, score: share })
+      const score = share / (k + rank + 1)
+      fused.set(key, known ? { ...known, score: known.score + score } : { ...hit, score })
     })
   }
-  return [...fused.values()]
+  return [...fused.values()].filter((hit) => hit.score > 0)
 }

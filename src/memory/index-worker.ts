@@ -49,6 +49,7 @@ export interface WorkerHit {
   language: LanguageCode
   score: number
   covers: number
+  matches: number
 }
 
 export type SearchReply =
@@ -81,7 +82,7 @@ function answer(index: ChunkIndex, request: SearchRequest): SearchReply {
   const queryTerms = terms.map((t) => t.term)
   const filter: ChunkFilter = { after: request.after, before: request.before, exclude: new Set(request.exclude) }
   const query = { terms: queryTerms, weights: terms.map((t) => t.weight), words: terms.map((t) => t.words) }
-  const hits = index.search(query, filter, request.limit).map(({ chunk, language, score, covers }) => ({ ...chunk, language, score, covers }))
+  const hits = index.search(query, filter, request.limit).map(({ chunk, language, score, covers, matches }) => ({ ...chunk, language, score, covers, matches }))
   return { id: request.id, hits, terms, unresolved, stats: index.stats(queryTerms) }
 }
 

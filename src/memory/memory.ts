@@ -16,7 +16,7 @@ import path from "node:path"
 import type { MemoryHit, MemorySearch, MemoryService } from "../tool/capabilities.ts"
 import { localDay, localTime } from "./dates.ts"
 import type { Embedder } from "./embedder.ts"
-import { fuse, Hybrid, type Candidate } from "./hybrid.ts"
+import { fuse, Hybrid, vectorWeight, type Candidate } from "./hybrid.ts"
 import { DAILY_FOLDER, LONG_TERM_FILE } from "./notes.ts"
 import { withRecency } from "./recency.ts"
 import { ScopeIndex, type IndexInfo, type ScopeOptions } from "./scope.ts"
@@ -142,9 +142,10 @@ export class Memory implements MemoryService {
     const vector = await queryVector
     const vectorHits = vector ? this.hybrid!.search(folder, vector, { after, before }, pool) : []
     // No vectors yet (a first sync still running): the lexical ranking, with its own scores.
-    const candidates: Candidate[] = vectorHits.length > 0 ? fuse(lexical.hits, vectorHits) : lexical.hits
+    const weight = vectorHits.length > 0 ? vectorWeight(this.hybrid!.trust(folder), lexical.hits, lexical.words) : 0
+    const candidates: Candidate[] = weight > 0 ? fuse(lexical.hits, vectorHits, weight) : lexical.hits
     // A note found whose fact a newer note replaced brings that note in (supersede.ts).
-    const current = withCurrentFacts(candidates, lexical.supersession, { after, before, query: search.query }, (update): Candidate => ({ chunk: update, score: 0, covers: 0 }))
+    const current = withCurrentFacts(candidates, lexical.supersession, { after, before, query: search.query }, (update): Candidate => ({ chunk: update, score: 0, covers: 0, matches: 0 }))
     const hits: MemoryHit[] = []
     for (const hit of withRecency(current.map((candidate) => ({ ...candidate, date: candidate.chunk.date })))) {
       if (hits.length === search.limit) break

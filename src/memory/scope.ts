@@ -49,6 +49,8 @@ export interface ScopeResult {
   terms: Set<string>
   /** Which notes replaced which, as of this search (supersede.ts). */
   supersession: Supersession
+  /** How many query words a hit's `covers` and `matches` bits stand for (at most 31). */
+  words: number
 }
 
 export interface IndexInfo {
@@ -138,8 +140,8 @@ export class ScopeIndex {
     const query = { terms: [...all.keys()], weights: [...all.values()].map((t) => t.weight), words: [...all.values()].map((t) => t.words) }
     const filter: ChunkFilter = { after, before }
     const freshHits = rank(fresh, query, combine(stats, statsOf(fresh, query.terms)), filter, limit)
-    const indexHits = hits.map(({ score, language, covers, ...chunk }) => ({ chunk, language, score, covers }))
-    return { hits: [...indexHits, ...freshHits].sort((a, b) => b.score - a.score).slice(0, limit), terms: new Set(query.terms), supersession }
+    const indexHits = hits.map(({ score, language, covers, matches, ...chunk }) => ({ chunk, language, score, covers, matches }))
+    return { hits: [...indexHits, ...freshHits].sort((a, b) => b.score - a.score).slice(0, limit), terms: new Set(query.terms), supersession, words: Math.min(words.length, 31) }
   }
 
   /** Builds a new index from the files; resolves once it serves. Calls during a build queue one more. */

@@ -13,7 +13,7 @@
  * prior; see the README ("Facts that change").
  */
 import { detectLanguage } from "./language.ts"
-import { BROADER, factOf, type Fact } from "./facts.ts"
+import { announcesChange, BROADER, factOf, type Fact } from "./facts.ts"
 import type { Chunk } from "./notes.ts"
 
 /** A chunk that announces a change to a fact, with what it states. */
@@ -25,8 +25,8 @@ export interface Update extends Chunk {
 export function updatesOf(chunks: readonly Chunk[]): Update[] {
   const updates: Update[] = []
   for (const chunk of chunks) {
-    const fact = factOf(chunk.text)
-    if (fact?.update) updates.push({ source: chunk.source, date: chunk.date, text: chunk.text, fact })
+    const fact = announcesChange(chunk.text) ? factOf(chunk.text) : undefined
+    if (fact) updates.push({ source: chunk.source, date: chunk.date, text: chunk.text, fact })
   }
   return updates
 }
@@ -75,6 +75,7 @@ export class Supersession {
    * newest. The newest is the end of the chain: a change to a change names the slot too.
    */
   currentOf(chunk: Chunk, { after, before, query }: Asked): Update | undefined {
+    if (this.bySlot.size === 0) return undefined
     const fact = factOf(chunk.text)
     if (!fact) return undefined
     const older = { ...chunk, fact }

@@ -87,7 +87,17 @@ export interface SetFigures {
   /** Every query, paraphrases included (hybrid mode). */
   recallAt5All: number
   recallAt5Paraphrase: number
+  /** Queries with a date window (after/before). */
+  recallAt5Window: number
   byKind: Record<QueryKind, number>
+}
+
+/** The embedders the fake server has (test/fakes/embeddings-server.ts), by what they stand for. */
+export const EMBEDDERS = { concepts: "fake-embed", ngram: "fake-ngram", random: "fake-random" } as const
+
+/** The lowest, over query kinds, of hybrid recall@5 minus lexical recall@5 (paraphrases, which words alone cannot find, included). */
+export function worstKind(lexical: SetFigures, hybrid: SetFigures): number {
+  return Math.min(...(Object.keys(hybrid.byKind) as QueryKind[]).map((kind) => hybrid.byKind[kind] - lexical.byKind[kind]))
 }
 
 export function figuresOf(results: QueryResult[]): SetFigures {
@@ -102,6 +112,7 @@ export function figuresOf(results: QueryResult[]): SetFigures {
     recallAt5Typo: share(of("typo"), (r) => r.found),
     recallAt5All: share(results, (r) => r.found),
     recallAt5Paraphrase: share(of("paraphrase"), (r) => r.found),
+    recallAt5Window: share(of("window"), (r) => r.found),
     byKind: Object.fromEntries(kinds.map((kind) => [kind, share(of(kind), (r) => r.found)])) as Record<QueryKind, number>,
   }
 }
