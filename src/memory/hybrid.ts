@@ -6,6 +6,7 @@
  * with a warning.
  */
 import type { Scored } from "./bm25.ts"
+import { EmbedLane } from "./embed-lane.ts"
 import type { Embedder } from "./embedder.ts"
 import type { LanguageCode } from "./language.ts"
 import { sameStamp, statNote } from "./notes.ts"
@@ -46,7 +47,14 @@ export class Hybrid {
   /** Aborts the background sync at close, so a provider that hangs cannot hold up a shutdown. */
   private readonly stop = new AbortController()
 
-  constructor(private readonly options: HybridOptions) {}
+  /** Queries before indexing (embed-lane.ts). */
+  private readonly lane: EmbedLane
+  private readonly indexer: Embedder
+
+  constructor(private readonly options: HybridOptions) {
+    this.lane = new EmbedLane(options.embedder)
+    this.indexer = this.lane.indexer()
+  }
 
   /** Embeds `query`; undefined (with a warning) when the provider fails or is too slow. */
   async embedQuery(query: string): Promise<Float32Array | undefined> {
@@ -55,7 +63,7 @@ export class Hybrid {
     try {
       // The race covers a provider that ignores the abort.
       const aborted = new Promise<never>((_, reject) => deadline.addEventListener("abort", () => reject(new Error(`no answer within ${timeoutMs} ms`)), { once: true }))
-      const [vector] = await Promise.race([this.options.embedder.embed([query], deadline), aborted])
+      const [vector] = await Promise.race([this.lane.query([query], deadline), aborted])
       return vector
     } catch (error) {
       this.options.onWarning(`memory: embedding the query failed (${error instanceof Error ? error.message : String(error)}); lexical results only`)
@@ -99,9 +107,9 @@ export class Hybrid {
     })
   }
 
-  /** Embeds `dir` again from scratch, now (the `memory reindex` command). */
+  /** Embeds `dir` again from scratch, now (the `memory reindex` command); close() stops it. */
   reindex(dir: string): Promise<SyncInfo> {
-    return this.folder(dir).sync({ force: true })
+    return this.folder(dir).sync({ force: true, signal: this.stop.signal })
   }
 
   /** Stops the background syncs: the running one is aborted (what it embedded is saved). */
@@ -116,7 +124,7 @@ export class Hybrid {
 
   private folder(dir: string): FolderVectors {
     let folder = this.folders.get(dir)
-    if (!folder) this.folders.set(dir, (folder = new FolderVectors(dir, this.options.embedder, this.options.store)))
+    if (!folder) this.folders.set(dir, (folder = new FolderVectors(dir, this.indexer, this.options.store)))
     return folder
   }
 }
