@@ -24,7 +24,7 @@ const SLOTS: Record<string, { words: string; parts?: string; zh?: string }> = {
     parts: "adresse|anschrift|wohnort|umzug",
     zh: "地址|住址|住在|搬到|搬家",
   },
-  phone: { words: "phone|phone number|telephone", parts: "telefon|rufnummer", zh: "电话|号码|新号" },
+  phone: { words: "phone|phone number|telephone|new number|neue nummer", parts: "telefon|rufnummer", zh: "电话|号码|新号" },
   mobile: { words: "mobile|mobile number|mobile phone|cell|cellphone|cell phone|handy", parts: "handynummer|mobilnummer|mobilfunk", zh: "手机" },
   landline: { words: "landline|home phone", parts: "festnetz|telefonanschluss", zh: "座机|固话" },
   email: { words: "email|e-mail|mail|email address|e-mail address|inbox", parts: "mailadresse", zh: "邮箱|邮件|电邮" },

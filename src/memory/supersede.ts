@@ -59,7 +59,7 @@ export class Supersession {
   private readonly bySlot = new Map<string, Update[]>()
 
   constructor(updates: readonly Update[]) {
-    for (const update of [...updates].sort((a, b) => (a.date < b.date ? 1 : a.date > b.date ? -1 : 0))) {
+    for (const update of [...updates].sort(newestFirst)) {
       for (const slot of update.fact.slots) this.bySlot.set(slot, [...(this.bySlot.get(slot) ?? []), update])
     }
   }
@@ -79,7 +79,10 @@ export class Supersession {
     const fact = factOf(chunk.text)
     if (!fact) return undefined
     const older = { ...chunk, fact }
-    const candidates = (this.bySlot.get(fact.slots[0]!) ?? []).filter(
+    const slot = fact.slots[0]!
+    // An update that names only the broader slot is filed under it.
+    const filed = [...(this.bySlot.get(slot) ?? []), ...(BROADER[slot] ? (this.bySlot.get(BROADER[slot]) ?? []) : [])]
+    const candidates = [...new Set(filed)].sort(newestFirst).filter(
       (update) => (!after || update.date >= after) && (!before || update.date <= before) && !(update.source === chunk.source && update.text === chunk.text) && supersedes(update, older),
     )
     if (candidates.length <= 1) return candidates[0]
@@ -90,6 +93,8 @@ export class Supersession {
     return candidates[0]
   }
 }
+
+const newestFirst = (a: { date: string }, b: { date: string }) => (a.date < b.date ? 1 : a.date > b.date ? -1 : 0)
 
 const HAN = /\p{sc=Han}/u
 
@@ -129,4 +134,27 @@ export function withCurrentFacts<T extends Ranked>(candidates: readonly T[], sup
     out.set(key(current), { ...base, score: Math.max(known?.score ?? 0, candidate.score), covers: base.covers | candidate.covers, replaces: candidate.chunk.source })
   }
   return [...out.values()]
+}
+
+/** A fact that changed: the notes that stated it, oldest first; the last states it now. */
+export interface Chain {
+  slot: string
+  notes: Array<{ source: string; date: string }>
+}
+
+/** The chains of changes among `chunks` (a folder's notes), newest change first. */
+export function chainsOf(chunks: readonly Chunk[]): Chain[] {
+  const supersession = new Supersession(updatesOf(chunks))
+  const chains = new Map<string, Chain>()
+  for (const chunk of chunks) {
+    const current = supersession.currentOf(chunk, { query: chunk.text })
+    if (!current) continue
+    const key = `${current.source}\u0000${current.date}`
+    const chain = chains.get(key) ?? { slot: factOf(chunk.text)!.slots[0]!, notes: [{ source: current.source, date: current.date }] }
+    if (!chain.notes.some((note) => note.source === chunk.source && note.date === chunk.date)) chain.notes.push({ source: chunk.source, date: chunk.date })
+    chains.set(key, chain)
+  }
+  const byDate = (a: { date: string }, b: { date: string }) => (a.date < b.date ? -1 : a.date > b.date ? 1 : 0)
+  for (const chain of chains.values()) chain.notes.sort(byDate)
+  return [...chains.values()].sort((a, b) => byDate(b.notes.at(-1)!, a.notes.at(-1)!))
 }

@@ -1,5 +1,9 @@
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { describe, expect, it } from "vitest"
 import { factOf, slotsOf } from "../../src/memory/facts.ts"
+import { Memory } from "../../src/memory/memory.ts"
 import { Supersession, updatesOf } from "../../src/memory/supersede.ts"
 import { withRecency } from "../../src/memory/recency.ts"
 
@@ -75,5 +79,29 @@ describe("a change used as a point in time", () => {
   it("names no slot", () => {
     expect(slotsOf("Since we moved, the place we love to eat out is Bistro Mar")).toEqual(["restaurant"])
     expect(slotsOf("Seit dem Umzug gehen wir zum Friseur Schnittpunkt")).toEqual(["hairdresser"])
+  })
+})
+
+describe("search over facts that changed", () => {
+  it("puts the current note first and marks the old one, and a window before the change finds the old one alone", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "steward-supersede-"))
+    const memory = new Memory({ dir, scope: "shared" })
+    try {
+      const notes = join(dir, "shared", "memory")
+      await mkdir(notes, { recursive: true })
+      await writeFile(join(notes, "2024-01-15-mobile.md"), "My mobile number is 0151 2345 6789, mobile contract with O2.\n")
+      await writeFile(join(notes, "2025-07-01-carrier.md"), "Switched carriers, my new number is 0160 9876 5432.\n")
+      await writeFile(join(notes, "2025-08-01-groceries.md"), "Groceries: milk, bread and apples.\n")
+      const hits = await memory.search("telegram:1", { query: "my mobile number", limit: 5 })
+      expect(hits.map((hit) => [hit.source, hit.supersededBy])).toEqual([
+        ["memory/2025-07-01-carrier.md", undefined],
+        ["memory/2024-01-15-mobile.md", "memory/2025-07-01-carrier.md"],
+      ])
+      const then = await memory.search("telegram:1", { query: "my mobile number", limit: 5, before: new Date("2024-12-31T23:59:59") })
+      expect(then.map((hit) => [hit.source, hit.supersededBy])).toEqual([["memory/2024-01-15-mobile.md", undefined]])
+    } finally {
+      await memory.close()
+      await rm(dir, { recursive: true, force: true })
+    }
   })
 })
