@@ -154,7 +154,6 @@ export function chainsOf(chunks: readonly Chunk[]): Chain[] {
     if (!chain.notes.some((note) => note.source === chunk.source && note.date === chunk.date)) chain.notes.push({ source: chunk.source, date: chunk.date })
     chains.set(key, chain)
   }
-  const byDate = (a: { date: string }, b: { date: string }) => (a.date < b.date ? -1 : a.date > b.date ? 1 : 0)
-  for (const chain of chains.values()) chain.notes.sort(byDate)
-  return [...chains.values()].sort((a, b) => byDate(b.notes.at(-1)!, a.notes.at(-1)!))
+  for (const chain of chains.values()) chain.notes.sort((a, b) => newestFirst(b, a))
+  return [...chains.values()].sort((a, b) => newestFirst(a.notes.at(-1)!, b.notes.at(-1)!))
 }
