@@ -17,6 +17,7 @@ import { Memory } from "../src/memory/memory.ts"
 import { listNotes, readNote, type Chunk } from "../src/memory/notes.ts"
 import { Figures } from "./figures.ts"
 import { benchHybridOverhead } from "./hybrid.ts"
+import { benchSearchDuringReindex } from "./reindex.ts"
 import { runRetrievalBench } from "./retrieval.ts"
 import { seededRandom } from "../test/support/random.ts"
 
@@ -84,6 +85,7 @@ async function benchSize(figures: Figures, size: number, targets: boolean): Prom
     figures.add(`${label}_event_loop_block_during_rebuild`, delay.max / 1e6, "ms", "<= 50")
     // Last: the vectors it loads would otherwise be garbage collected during the rebuild above.
     if (targets) await benchHybridOverhead(figures, label, root, queries)
+    if (targets) await benchSearchDuringReindex(figures, label, root, queries)
   } finally {
     await memory.close()
     await rm(root, { recursive: true, force: true })

@@ -1,8 +1,10 @@
 /**
  * Retrieval quality on the project's own retrieval set (test/support/retrieval): recall@5 of
  * the lexical search without paraphrase queries, the current fact at rank 1, German and typo
- * queries; then hybrid search with the fake embedder on 127.0.0.1 over every query, and over
- * the paraphrases alone. The suite holds the same figures (test/memory/retrieval.test.ts).
+ * queries, date windows; then hybrid search on 127.0.0.1 with three embedders — a good one
+ * (concepts), a meaning-free one (hashed character trigrams) and a random one — over every
+ * query: how each does against words alone on its worst kind of query, and, with the good
+ * one, paraphrases. The suite holds the same figures (test/memory/retrieval.test.ts).
  *
  *   npx tsx bench/retrieval.ts [--json]
  */
@@ -14,14 +16,13 @@ import { Memory } from "../src/memory/memory.ts"
 import { startEmbeddingsServer } from "../test/fakes/embeddings-server.ts"
 import { hybridMemory } from "../test/support/retrieval/hybrid.ts"
 import { QUERIES } from "../test/support/retrieval/queries.ts"
-import { figuresOf, runQueries, writeSet } from "../test/support/retrieval/run.ts"
+import { EMBEDDERS, figuresOf, runQueries, worstKind, writeSet } from "../test/support/retrieval/run.ts"
 import { Figures } from "./figures.ts"
 
 export async function runRetrievalBench(figures: Figures): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), "steward-retrieval-bench-"))
   const server = await startEmbeddingsServer()
   const memory = new Memory({ dir, scope: "user" })
-  const hybrid = hybridMemory(server, { dir, onWarning: (message) => console.error(message) })
   try {
     await writeSet(memory)
     const lexical = figuresOf(await runQueries(memory, QUERIES.filter((query) => query.kind !== "paraphrase")))
@@ -29,13 +30,28 @@ export async function runRetrievalBench(figures: Figures): Promise<void> {
     figures.add("memory_current_fact_at1", lexical.currentFactAt1, "ratio", ">= 0.9")
     figures.add("memory_recall_at5_de", lexical.recallAt5De, "ratio", ">= 0.8")
     figures.add("memory_recall_at5_typo", lexical.recallAt5Typo, "ratio", ">= 0.8")
-    await hybrid.reindex()
-    const fused = figuresOf(await runQueries(hybrid))
-    figures.add("memory_recall_at5_hybrid", fused.recallAt5All, "ratio", ">= 0.9")
-    figures.add("memory_recall_at5_paraphrase_hybrid", fused.recallAt5Paraphrase, "ratio", ">= 0.8")
-    figures.add("memory_current_fact_at1_hybrid", fused.currentFactAt1, "ratio")
+    figures.add("memory_recall_at5_window", lexical.recallAt5Window, "ratio", ">= 1")
+    const worst: number[] = []
+    for (const [name, model] of Object.entries(EMBEDDERS)) {
+      const hybrid = hybridMemory(server, { dir, model, onWarning: (message) => console.error(message) })
+      try {
+        await hybrid.reindex()
+        const fused = figuresOf(await runQueries(hybrid))
+        if (model === EMBEDDERS.concepts) {
+          figures.add("memory_recall_at5_hybrid", fused.recallAt5All, "ratio", ">= 0.9")
+          figures.add("memory_recall_at5_paraphrase_hybrid", fused.recallAt5Paraphrase, "ratio", ">= 0.8")
+          figures.add("memory_current_fact_at1_hybrid", fused.currentFactAt1, "ratio", ">= 0.9")
+          figures.add("memory_recall_at5_window_hybrid", fused.recallAt5Window, "ratio", ">= 1")
+        } else figures.add(`memory_current_fact_at1_hybrid_${name}`, fused.currentFactAt1, "ratio", ">= 0.9")
+        worst.push(worstKind(lexical, fused))
+        figures.add(`memory_hybrid_minus_lexical_worst_kind_${name}`, worst.at(-1)!, "ratio", ">= 0")
+      } finally {
+        await hybrid.close()
+      }
+    }
+    figures.add("memory_hybrid_minus_lexical_worst_kind", Math.min(...worst), "ratio", ">= 0")
   } finally {
-    await Promise.all([memory.close(), hybrid.close()])
+    await memory.close()
     await server.close()
     await rm(dir, { recursive: true, force: true })
   }

@@ -75,7 +75,12 @@ export interface Scored {
   score: number
   /** A bit per query word the chunk matched (see Query), for telling notes about the same thing. */
   covers: number
+  /** The same, for words matched as typed or by a compound part: not by a typo correction. */
+  matches: number
 }
+
+/** A term of at least this weight (expand.ts WEIGHTS) is the word itself or part of it, not a correction. */
+const MATCH_WEIGHT = 0.6
 
 /** Query terms, with parallel weights (default all 1) and, per term, a bit per query word it stands for. */
 export interface Query {
@@ -119,13 +124,16 @@ export function rank(chunks: readonly TermChunk[], query: Query | readonly strin
     const norm = K1 * (1 - B + (B * chunk.length) / average)
     let score = 0
     let covers = 0
+    let matches = 0
     for (const [i, term] of queryTerms.entries()) {
       const f = chunk.tf.get(term)
       if (!f) continue
-      score += (weights?.[i] ?? 1) * (idf.get(term) ?? 0) * ((f * (K1 + 1)) / (norm + f))
+      const weight = weights?.[i] ?? 1
+      score += weight * (idf.get(term) ?? 0) * ((f * (K1 + 1)) / (norm + f))
       covers |= words?.[i] ?? 0
+      if (weight >= MATCH_WEIGHT) matches |= words?.[i] ?? 0
     }
-    keepTop(top, { chunk, language: chunk.language, score, covers }, limit)
+    keepTop(top, { chunk, language: chunk.language, score, covers, matches }, limit)
   }
   return top
 }
@@ -250,14 +258,19 @@ export class ChunkIndex {
       chunk: this.chunks[id]!,
       language: LANGUAGE_CODES[this.languages[id]!]!,
       score,
-      covers: words ? this.coverage(id, queryTerms, words) : 0,
+      ...(words ? this.coverage(id, queryTerms, words, termWeights) : { covers: 0, matches: 0 }),
     }))
   }
 
-  private coverage(id: number, queryTerms: readonly string[], words: readonly number[]): number {
+  private coverage(id: number, queryTerms: readonly string[], words: readonly number[], weights: readonly number[] | undefined): { covers: number; matches: number } {
     let covers = 0
-    for (const [i, term] of queryTerms.entries()) if (includes(this.postingsOf(term), id)) covers |= words[i]!
-    return covers
+    let matches = 0
+    for (const [i, term] of queryTerms.entries()) {
+      if (!includes(this.postingsOf(term), id)) continue
+      covers |= words[i]!
+      if ((weights?.[i] ?? 1) >= MATCH_WEIGHT) matches |= words[i]!
+    }
+    return { covers, matches }
   }
 
   private postingsOf(term: string): Int32Array | undefined {

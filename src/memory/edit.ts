@@ -7,13 +7,16 @@
 import { readFile, unlink, writeFile } from "node:fs/promises"
 import path from "node:path"
 import { untrusted } from "../trust/envelope.ts"
-import { DAILY_FOLDER, LONG_TERM_FILE, listNotes } from "./notes.ts"
+import { DAILY_FOLDER, LONG_TERM_FILE, listNotes, readChunks } from "./notes.ts"
+import { chainsOf, type Chain } from "./supersede.ts"
 
 /** memory.md as the agents see it: at most this many bytes, the newest kept. */
 export const SNAPSHOT_BYTES = 8 * 1024
 /** /memory's answer stays one chat message. */
 const OVERVIEW_CHARS = 3500
 const OVERVIEW_NOTES = 5
+/** Facts that changed, shown by /memory: the newest changes. */
+const OVERVIEW_CHAINS = 5
 /** A query shorter than this would match far more than the user meant. */
 const MIN_QUERY = 3
 
@@ -60,6 +63,11 @@ export async function memoryOverview(folder: string): Promise<string> {
     const lines = await Promise.all(daily.map(async (source) => `• ${source}: ${firstLine(await readIfAny(path.join(folder, source)))}`))
     parts.push(`*Latest notes*:\n${lines.join("\n")}`)
   }
+  const chains = chainsOf(await readChunks(folder)).slice(0, OVERVIEW_CHAINS)
+  if (chains.length > 0) {
+    const lines = chains.map(({ slot, notes }) => `• ${slot}: ${notes.map((note) => `${note.source} (${note.date})`).join(" → ")}, the last is current`)
+    parts.push(`*Facts that changed* (older notes stay as history):\n${lines.join("\n")}`)
+  }
   parts.push('To correct or remove something, tell me (e.g. "forget that I live in Berlin").')
   const overview = parts.join("\n\n")
   return overview.length > OVERVIEW_CHARS ? `${overview.slice(0, OVERVIEW_CHARS - 1)}…` : overview
@@ -80,19 +88,32 @@ export interface ForgetChange {
   added?: string
   /** The note was deleted (nothing was left of it). */
   deleted?: boolean
+  /** The note stated a fact that changed: the notes that stated it, oldest first (the last was current), before this change. */
+  chain?: Array<{ path: string; date: string }>
 }
 
 /**
  * Removes what the user wants forgotten, or rewrites it: with `query`, every line of every note
  * that contains it (headings excepted) — with `replacement`, the first such line of each note
  * becomes that text; with `path`, the whole note. A dated section or a daily note left empty
- * goes too. Returns what changed (nothing: nothing matched), or an error text for bad input.
- * Doing it again changes nothing, so a replayed call is harmless.
+ * goes too. Returns what changed (nothing: nothing matched), with the chain of a fact that
+ * changed (supersede.ts) for a note in one, or an error text for bad input. Doing it again
+ * changes nothing, so a replayed call is harmless.
  */
 export async function forgetNotes(folder: string, request: ForgetRequest): Promise<{ changes: ForgetChange[] } | { error: string }> {
-  const { query, replacement } = request
-  if ((query === undefined) === (request.path === undefined)) return { error: "give exactly one of query (text to find) or path (a note)" }
+  if ((request.query === undefined) === (request.path === undefined)) return { error: "give exactly one of query (text to find) or path (a note)" }
   const notes = await listNotes(folder)
+  const chains = chainsOf(await readChunks(folder))
+  const withChain = (change: ForgetChange): ForgetChange => {
+    const chain = chains.find((candidate: Chain) => candidate.notes.some((note) => note.source === change.path))
+    return chain ? { ...change, chain: chain.notes.map(({ source, date }) => ({ path: source, date })) } : change
+  }
+  const result = await forget(folder, notes, request)
+  return "error" in result ? result : { changes: result.changes.map(withChain) }
+}
+
+async function forget(folder: string, notes: string[], request: ForgetRequest): Promise<{ changes: ForgetChange[] } | { error: string }> {
+  const { query, replacement } = request
   if (request.path !== undefined) {
     const source = path.posix.normalize(request.path.replaceAll("\\", "/"))
     if (!notes.includes(source)) return { error: `no note "${request.path}"; notes look like memory.md or ${DAILY_FOLDER}/YYYY-MM-DD-<slug>.md` }

@@ -6,6 +6,7 @@
  * with a warning.
  */
 import type { Scored } from "./bm25.ts"
+import { EmbedLane } from "./embed-lane.ts"
 import type { Embedder } from "./embedder.ts"
 import type { LanguageCode } from "./language.ts"
 import { sameStamp, statNote } from "./notes.ts"
@@ -46,7 +47,14 @@ export class Hybrid {
   /** Aborts the background sync at close, so a provider that hangs cannot hold up a shutdown. */
   private readonly stop = new AbortController()
 
-  constructor(private readonly options: HybridOptions) {}
+  /** Queries before indexing (embed-lane.ts). */
+  private readonly lane: EmbedLane
+  private readonly indexer: Embedder
+
+  constructor(private readonly options: HybridOptions) {
+    this.lane = new EmbedLane(options.embedder)
+    this.indexer = this.lane.indexer()
+  }
 
   /** Embeds `query`; undefined (with a warning) when the provider fails or is too slow. */
   async embedQuery(query: string): Promise<Float32Array | undefined> {
@@ -55,7 +63,7 @@ export class Hybrid {
     try {
       // The race covers a provider that ignores the abort.
       const aborted = new Promise<never>((_, reject) => deadline.addEventListener("abort", () => reject(new Error(`no answer within ${timeoutMs} ms`)), { once: true }))
-      const [vector] = await Promise.race([this.options.embedder.embed([query], deadline), aborted])
+      const [vector] = await Promise.race([this.lane.query([query], deadline), aborted])
       return vector
     } catch (error) {
       this.options.onWarning(`memory: embedding the query failed (${error instanceof Error ? error.message : String(error)}); lexical results only`)
@@ -68,7 +76,12 @@ export class Hybrid {
     this.refreshIfDue(dir)
     return this.folder(dir)
       .search(vector, filter, limit)
-      .map(({ entry: { key: _key, ...chunk }, score }) => ({ chunk, score, covers: 0, fromVectors: true }))
+      .map(({ entry: { key: _key, ...chunk }, score }) => ({ chunk, score, covers: 0, matches: 0, fromVectors: true }))
+  }
+
+  /** How far `dir`'s vectors can be trusted (calibrate.ts): 0 until measured. */
+  trust(dir: string): number {
+    return this.folder(dir).trust
   }
 
   /** The vector hit's note is still the version it was embedded from; if not, its vectors are refreshed. */
@@ -94,9 +107,9 @@ export class Hybrid {
     })
   }
 
-  /** Embeds `dir` again from scratch, now (the `memory reindex` command). */
+  /** Embeds `dir` again from scratch, now (the `memory reindex` command); close() stops it. */
   reindex(dir: string): Promise<SyncInfo> {
-    return this.folder(dir).sync({ force: true })
+    return this.folder(dir).sync({ force: true, signal: this.stop.signal })
   }
 
   /** Stops the background syncs: the running one is aborted (what it embedded is saved). */
@@ -111,24 +124,51 @@ export class Hybrid {
 
   private folder(dir: string): FolderVectors {
     let folder = this.folders.get(dir)
-    if (!folder) this.folders.set(dir, (folder = new FolderVectors(dir, this.options.embedder, this.options.store)))
+    if (!folder) this.folders.set(dir, (folder = new FolderVectors(dir, this.indexer, this.options.store)))
     return folder
   }
 }
 
 /**
- * Reciprocal-rank fusion: each list adds 1 / (k + rank) for a chunk, so a chunk both searches
- * rank high wins. A chunk keeps its lexical fields (language, the words it covers).
+ * How much say the vector ranking gets in one search, 0–1: the model's trust on these notes
+ * (calibrate.ts) times how much the words leave unanswered — the share of query words the best
+ * lexical hit does not match (a word found only by a typo correction counts half: it is a guess). A question whose words one note all has is answered by words
+ * alone: the vector ranking cannot make it worse. One that no note matches (a paraphrase) is
+ * answered by the vectors as far as the model is trusted.
  */
-export function fuse(lexical: readonly Candidate[], vector: readonly Candidate[], k = RRF_K): Candidate[] {
+export function vectorWeight(trust: number, lexical: readonly Candidate[], words: number): number {
+  if (words === 0) return trust
+  let best = 0
+  for (const hit of lexical) best = Math.max(best, popcount(hit.matches) + CORRECTED * popcount(hit.covers & ~hit.matches))
+  return trust * (1 - Math.min(best, words) / words)
+}
+
+/** A word matched only by a typo correction counts this much of a word matched as typed. */
+const CORRECTED = 0.5
+
+function popcount(bits: number): number {
+  let count = 0
+  for (let rest = bits >>> 0; rest; rest &= rest - 1) count++
+  return count
+}
+
+/**
+ * Weighted reciprocal-rank fusion: the lexical list adds (1 - weight) / (k + rank) for a chunk,
+ * the vector list weight / (k + rank), so a chunk both rank high wins and a weight of 0 is the
+ * lexical ranking. A chunk keeps its lexical fields (language, the words it covers).
+ */
+export function fuse(lexical: readonly Candidate[], vector: readonly Candidate[], weight = 0.5, k = RRF_K): Candidate[] {
   const fused = new Map<string, Candidate>()
-  for (const list of [lexical, vector]) {
+  for (const [list, share] of [
+    [lexical, 1 - weight],
+    [vector, weight],
+  ] as const) {
     list.forEach((hit, rank) => {
       const key = `${hit.chunk.source}\u0000${hit.chunk.text}`
       const known = fused.get(key)
-      const share = 1 / (k + rank + 1)
-      fused.set(key, known ? { ...known, score: known.score + share } : { ...hit, score: share })
+      const score = share / (k + rank + 1)
+      fused.set(key, known ? { ...known, score: known.score + score } : { ...hit, score })
     })
   }
-  return [...fused.values()]
+  return [...fused.values()].filter((hit) => hit.score > 0)
 }

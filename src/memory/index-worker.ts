@@ -11,6 +11,7 @@ import { ChunkIndex, type ChunkFilter, type CorpusStats } from "./bm25.ts"
 import { expandQuery, type WeightedTerm } from "./expand.ts"
 import type { LanguageCode } from "./language.ts"
 import { listNotes, readNote, type Note, type Stamp } from "./notes.ts"
+import { updatesOf, type Update } from "./supersede.ts"
 import type { QueryWord } from "./text.ts"
 
 export interface WorkerInput {
@@ -26,6 +27,8 @@ export interface Ready {
   chunks: number
   /** Bytes used on the worker's own heap after building. */
   heapUsed: number
+  /** The chunks that announce a change to a fact (supersede.ts). */
+  updates: Update[]
 }
 
 export interface SearchRequest {
@@ -46,6 +49,7 @@ export interface WorkerHit {
   language: LanguageCode
   score: number
   covers: number
+  matches: number
 }
 
 export type SearchReply =
@@ -78,14 +82,15 @@ function answer(index: ChunkIndex, request: SearchRequest): SearchReply {
   const queryTerms = terms.map((t) => t.term)
   const filter: ChunkFilter = { after: request.after, before: request.before, exclude: new Set(request.exclude) }
   const query = { terms: queryTerms, weights: terms.map((t) => t.weight), words: terms.map((t) => t.words) }
-  const hits = index.search(query, filter, request.limit).map(({ chunk, language, score, covers }) => ({ ...chunk, language, score, covers }))
+  const hits = index.search(query, filter, request.limit).map(({ chunk, language, score, covers, matches }) => ({ ...chunk, language, score, covers, matches }))
   return { id: request.id, hits, terms, unresolved, stats: index.stats(queryTerms) }
 }
 
 const port = parentPort!
 const { dir, bruteForce } = workerData as WorkerInput
 const notes = await readAll(dir)
-const index = new ChunkIndex(notes.flatMap((note) => note.chunks), { bruteForce })
+const chunks = notes.flatMap((note) => note.chunks)
+const index = new ChunkIndex(chunks, { bruteForce })
 port.on("message", (request: SearchRequest) => {
   let reply: SearchReply
   try {
@@ -100,4 +105,5 @@ port.postMessage({
   manifest: notes.map((note) => [note.source, note.stamp]),
   chunks: index.size,
   heapUsed: getHeapStatistics().used_heap_size,
+  updates: updatesOf(chunks),
 } satisfies Ready)

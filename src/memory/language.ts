@@ -33,7 +33,8 @@ export function fold(word: string): string {
 }
 
 const STEMMABLE = /^[a-z][a-z']*$/
-const englishStopWords: ReadonlySet<string> = new Set(createRequire(import.meta.url)("wink-nlp-utils/src/dictionaries/stop_words.json") as string[])
+/** wink's list, and the words that ask for the current state of something, which no note's topic is. */
+const englishStopWords: ReadonlySet<string> = new Set([...(createRequire(import.meta.url)("wink-nlp-utils/src/dictionaries/stop_words.json") as string[]), "now", "currently", "current", "nowadays"])
 
 /**
  * Past forms of common irregular verbs, which no suffix rule reaches: "paid" must find "pays",
@@ -83,7 +84,7 @@ function german(word: string): string[] {
 }
 
 /** Snowball's German list lacks some contractions and question words that queries are full of. */
-const GERMAN_STOP_WORDS = new Set([...germanStopWords, "beim", "ans", "aufs", "wann", "wer", "warum", "wieso", "weshalb", "unsere", "unserer", "unseren", "bitte", "schon", "mal"])
+const GERMAN_STOP_WORDS = new Set([...germanStopWords, "beim", "ans", "aufs", "wann", "wer", "warum", "wieso", "weshalb", "unsere", "unserer", "unseren", "bitte", "schon", "mal", "jetzt", "aktuell", "derzeit", "zurzeit"])
 
 export const LANGUAGES = {
   en: { stopWords: englishStopWords, stem: english, compounds: false },

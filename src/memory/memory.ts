@@ -16,12 +16,13 @@ import path from "node:path"
 import type { MemoryHit, MemorySearch, MemoryService } from "../tool/capabilities.ts"
 import { localDay, localTime } from "./dates.ts"
 import type { Embedder } from "./embedder.ts"
-import { fuse, Hybrid, type Candidate } from "./hybrid.ts"
+import { fuse, Hybrid, vectorWeight, type Candidate } from "./hybrid.ts"
 import { DAILY_FOLDER, LONG_TERM_FILE } from "./notes.ts"
 import { withRecency } from "./recency.ts"
 import { ScopeIndex, type IndexInfo, type ScopeOptions } from "./scope.ts"
 import { memoryFolder, slugify } from "./slug.ts"
 import { snippet } from "./snippet.ts"
+import { withCurrentFacts } from "./supersede.ts"
 import { FileVectorStore, type VectorStore } from "./vector-store.ts"
 import type { SyncInfo } from "./vectors.ts"
 
@@ -140,14 +141,23 @@ export class Memory implements MemoryService {
     const vector = await queryVector
     const vectorHits = vector ? this.hybrid!.search(folder, vector, { after, before }, pool) : []
     // No vectors yet (a first sync still running): the lexical ranking, with its own scores.
-    const candidates: Candidate[] = vectorHits.length > 0 ? fuse(lexical.hits, vectorHits) : lexical.hits
+    const weight = vectorHits.length > 0 ? vectorWeight(this.hybrid!.trust(folder), lexical.hits, lexical.words) : 0
+    const candidates: Candidate[] = weight > 0 ? fuse(lexical.hits, vectorHits, weight) : lexical.hits
+    // A note found whose fact a newer note replaced brings that note in (supersede.ts).
+    const current = withCurrentFacts(candidates, lexical.supersession, { after, before, query: search.query }, (update): Candidate => ({ chunk: update, score: 0, covers: 0, matches: 0 }))
     const hits: MemoryHit[] = []
-    for (const hit of withRecency(candidates.map((candidate) => ({ ...candidate, date: candidate.chunk.date })))) {
+    for (const hit of withRecency(current.map((candidate) => ({ ...candidate, date: candidate.chunk.date })))) {
       if (hits.length === search.limit) break
       // A vector hit may come from a note changed since it was embedded; a lexical one is always current.
       if (hit.fromVectors && !(await this.hybrid!.isCurrent(folder, hit.chunk.source))) continue
-      const { chunk, language, score } = hit
-      hits.push({ source: chunk.source, date: chunk.date, content: snippet(chunk.text, lexical.terms, language), score: Math.round(score * 1000) / 1000 })
+      const { chunk, language, score, supersededBy } = hit
+      hits.push({
+        source: chunk.source,
+        date: chunk.date,
+        content: snippet(chunk.text, lexical.terms, language),
+        score: Math.round(score * 1000) / 1000,
+        ...(supersededBy && { supersededBy }),
+      })
     }
     return hits
   }

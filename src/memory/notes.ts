@@ -70,6 +70,12 @@ export async function readNote(dir: string, source: string): Promise<Note | unde
   return { source, stamp, chunks }
 }
 
+/** Every chunk of the folder's notes (for what reads the whole folder: /memory, forget). */
+export async function readChunks(dir: string): Promise<Chunk[]> {
+  const notes = await Promise.all((await listNotes(dir)).map((source) => readNote(dir, source)))
+  return notes.flatMap((note) => note?.chunks ?? [])
+}
+
 /**
  * The date a chunk is filtered by. A daily note (`YYYY-MM-DD-…md`) is dated by its name, whatever
  * headings it contains: a `## 2025-07-07` inside `2025-01-01-trip.md` is text, not its date.

@@ -24,6 +24,8 @@ export interface Dated {
   score: number
   /** A bit per query word the hit matched. */
   covers: number
+  /** The hit replaced an older hit's fact (supersede.ts): a newer hit that did not stays behind it. */
+  replaces?: string
 }
 
 /**
@@ -42,6 +44,13 @@ export function withRecency<T extends Dated>(hits: readonly T[], band = RECENCY_
   return out
 }
 
+/**
+ * `newer` goes ahead of `older`. A current fact (one that replaced an older hit's, supersede.ts)
+ * counts as newer than any hit that is not one, whatever their dates: a dentist's bill written
+ * after the note of the new dentist does not say who the dentist is.
+ */
 function supersedes(newer: Dated, older: Dated, band: number): boolean {
-  return newer.date > older.date && newer.score >= (1 - band) * older.score && (newer.covers & older.covers) === older.covers
+  const current = (hit: Dated) => hit.replaces !== undefined
+  const later = current(newer) === current(older) ? newer.date > older.date : current(newer)
+  return later && newer.score >= (1 - band) * older.score && (newer.covers & older.covers) === older.covers
 }

@@ -13,7 +13,7 @@ export async function reindexMemory(config: Config, out: (line: string) => void,
   }
   const memory = new Memory({ dir: path.join(config.dataDir, "memory"), scope: config.memoryScope, embedder, onWarning: err })
   try {
-    for (const info of await memory.reindex()) out(`${path.basename(info.folder)}: ${info.chunks} chunks embedded with ${embedder.model}`)
+    for (const info of await memory.reindex()) out(`${path.basename(info.folder)}: ${info.chunks} chunks embedded with ${embedder.model}, trusted ${info.trust.toFixed(2)}`)
     return 0
   } catch (error) {
     err(`steward: reindexing failed: ${error instanceof Error ? error.message : String(error)}`)

@@ -28,6 +28,7 @@ import { corrections, merge, wordBit } from "./expand.ts"
 import { IndexWorker } from "./index-client.ts"
 import type { Ready } from "./index-worker.ts"
 import { DAILY_FOLDER, isNoteName, listNotes, readNote, sameStamp, statNote, type Chunk, type Stamp } from "./notes.ts"
+import { Supersession, updatesOf, type Update } from "./supersede.ts"
 import { queryWords } from "./text.ts"
 import type { Vocabulary } from "./vocabulary.ts"
 /** Longest run of main-thread tokenising (a large changed note) between yields. */
@@ -46,6 +47,10 @@ export interface ScopeResult {
   hits: Scored[]
   /** Every term searched for, corrections included: what a snippet centres on. */
   terms: Set<string>
+  /** Which notes replaced which, as of this search (supersede.ts). */
+  supersession: Supersession
+  /** How many query words a hit's `covers` and `matches` bits stand for (at most 31). */
+  words: number
 }
 
 export interface IndexInfo {
@@ -76,6 +81,10 @@ interface Changed {
 export class ScopeIndex {
   /** The version of each note the serving index holds. */
   private indexed = new Map<string, Stamp>()
+  /** The serving index's chunks that announce a change. */
+  private indexedUpdates: Update[] = []
+  /** Built when a search needs it and dropped when the index or the delta changes. */
+  private supersession?: Supersession
   private readonly delta = new Map<string, Changed>()
   /** The delta's vocabulary, built when a search needs it and dropped when the delta changes. */
   private deltaVocabulary?: Vocabulary
@@ -120,6 +129,7 @@ export class ScopeIndex {
     // Read in the same turn as `serving`, so the delta matches the index even if a rebuild swaps them.
     const fresh = [...this.delta.values()].flatMap((note) => note.chunks)
     const freshVocabulary = (this.deltaVocabulary ??= vocabularyOf(fresh))
+    const supersession = (this.supersession ??= new Supersession([...this.indexedUpdates.filter((update) => !this.delta.has(update.source)), ...updatesOf(fresh)]))
     const words = queryWords(search.query)
     const known = words.flatMap((word) => word.forms.flatMap((form) => form.terms)).filter((term) => freshVocabulary.has(term))
     const { limit, after, before } = search
@@ -130,8 +140,8 @@ export class ScopeIndex {
     const query = { terms: [...all.keys()], weights: [...all.values()].map((t) => t.weight), words: [...all.values()].map((t) => t.words) }
     const filter: ChunkFilter = { after, before }
     const freshHits = rank(fresh, query, combine(stats, statsOf(fresh, query.terms)), filter, limit)
-    const indexHits = hits.map(({ score, language, covers, ...chunk }) => ({ chunk, language, score, covers }))
-    return { hits: [...indexHits, ...freshHits].sort((a, b) => b.score - a.score).slice(0, limit), terms: new Set(query.terms) }
+    const indexHits = hits.map(({ score, language, covers, matches, ...chunk }) => ({ chunk, language, score, covers, matches }))
+    return { hits: [...indexHits, ...freshHits].sort((a, b) => b.score - a.score).slice(0, limit), terms: new Set(query.terms), supersession, words: Math.min(words.length, 31) }
   }
 
   /** Builds a new index from the files; resolves once it serves. Calls during a build queue one more. */
@@ -271,6 +281,7 @@ export class ScopeIndex {
     if (sameStamp(note?.stamp, this.indexed.get(source))) this.delta.delete(source)
     else this.delta.set(source, { stamp: note?.stamp, chunks: await prepare(note?.chunks ?? [], this.delta.get(source)?.chunks) })
     this.deltaVocabulary = undefined
+    this.supersession = undefined
   }
 
   /** A background build failed; what serves keeps serving and a later search tries again. */
@@ -303,6 +314,8 @@ export class ScopeIndex {
     this.serving?.retire()
     this.serving = worker
     this.indexed = new Map(ready.manifest)
+    this.indexedUpdates = ready.updates
+    this.supersession = undefined
     // Notes the new index read in their current version leave the delta; later edits stay.
     for (const [source, note] of this.delta) if (sameStamp(note.stamp, this.indexed.get(source))) this.delta.delete(source)
     this.deltaVocabulary = undefined

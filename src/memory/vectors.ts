@@ -6,6 +6,7 @@
  * model's name; vectors of another model are not used, so a change of model re-embeds.
  */
 import { createHash } from "node:crypto"
+import { FOUND_WITHIN, probesOf, trustOf } from "./calibrate.ts"
 import { EMBED_BATCH, type Embedder } from "./embedder.ts"
 import { listNotes, readNote, sameStamp, statNote, type Chunk, type Stamp } from "./notes.ts"
 import type { VectorStore } from "./vector-store.ts"
@@ -28,6 +29,8 @@ export interface SyncInfo {
   chunks: number
   /** Chunks embedded by this sync. */
   embedded: number
+  /** How far the model can be trusted on these notes (calibrate.ts), 0–1. */
+  trust: number
 }
 
 export class FolderVectors {
@@ -37,6 +40,8 @@ export class FolderVectors {
   private rows: VectorEntry[] = []
   private matrix = new Float32Array(0)
   private dims = 0
+  /** calibrate.ts's trust in the model on these notes; undefined until measured. */
+  private measured?: number
   private running?: Promise<SyncInfo>
   private queued?: Promise<SyncInfo>
 
@@ -63,6 +68,11 @@ export class FolderVectors {
         return this.sync(options)
       })
     return this.queued
+  }
+
+  /** How much say the vector ranking gets (calibrate.ts): 0 until measured. */
+  get trust(): number {
+    return this.measured ?? 0
   }
 
   /** The version of `source` the vectors were made from. */
@@ -117,12 +127,25 @@ export class FolderVectors {
         embedded += batch.length
         // Searchable batch by batch: a first sync of a large memory takes minutes.
         this.layOut()
+        if (this.measured === undefined) await this.calibrate(signal)
       }
     } finally {
       await this.save(rewrite || embedded > 0)
     }
     this.layOut()
-    return { folder: this.dir, chunks: this.rows.length, embedded }
+    if (embedded > 0 || this.measured === undefined) await this.calibrate(signal)
+    return { folder: this.dir, chunks: this.rows.length, embedded, trust: this.trust }
+  }
+
+  /** Measures how well the model finds these notes by a few of their own words (calibrate.ts). */
+  private async calibrate(signal?: AbortSignal): Promise<void> {
+    const probes = probesOf(this.rows)
+    const vectors = probes.length === 0 ? [] : await this.embedder.embed(probes.map((probe) => probe.text), signal)
+    let found = 0
+    probes.forEach((probe, i) => {
+      if (this.search(vectors[i]!, {}, FOUND_WITHIN).some((hit) => hit.entry === this.rows[probe.row])) found++
+    })
+    this.measured = trustOf(found, probes.length, this.rows.length)
   }
 
   /** Re-reads the notes whose file changed; forgets deleted ones. */

@@ -118,6 +118,8 @@ export interface MemoryHit {
   date: string
   content: string
   score: number
+  /** A newer note (its source) states this note's fact now: this one is history. */
+  supersededBy?: string
 }
 
 export interface MemorySearch {

@@ -13,7 +13,8 @@ export const forgetTool = defineTool({
     'Correct or remove what is remembered about this user ("forget that I live in Berlin", "I moved to Munich"). ' +
     "With query, every line of memory.md and the daily notes that contains it is removed — or, with replacement, rewritten to that text (once per note); " +
     "with path, that whole note is removed or rewritten. Empty dated sections and empty notes go too. " +
-    "Returns {changes: [{path, removed, added?, deleted?}]}; tell the user what changed (an empty list: nothing matched).",
+    "Returns {changes: [{path, removed, added?, deleted?, chain?}]}; tell the user what changed (an empty list: nothing matched). " +
+    "chain: the note stated a fact that changed (an address, a number…): the notes that stated it, oldest first, the last was current; forgetting the current one makes the one before it current again.",
   parameters,
   guardedWhenTainted: true,
   async execute(args, ctx) {

@@ -16,8 +16,9 @@ export const searchMemoryTool = defineTool({
   id: "search_memory",
   description:
     "Search the user's memory notes (full text, BM25; with an embedding model configured, also by meaning). A note's date is its day: the daily note's date, or the entry date in memory.md; after/before are inclusive. " +
-    "Returns {hits: [{source, date, content, score}]}, best first, and among about equally good matches the newest first; content is the matching passage, at most 300 characters. " +
-    "Facts change (a move, a new job, a new number): when several notes answer the same question, the newest note is the current fact and older ones are history.",
+    "Returns {hits: [{source, date, content, score, supersededBy?}]}, best first, and among about equally good matches the newest first; content is the matching passage, at most 300 characters. " +
+    "Facts change (a move, a new job, a new number): a note that states a newer value comes before the one it replaced, which carries supersededBy (the newer note's source) and is history. " +
+    "For what was true at a time (\"where did we live in 2024\"), pass after/before: the newest note inside the window is the fact of that time.",
   parameters,
   // Notes were written by a model, and past talk quotes what it read: data, not instructions.
   untrustedOutput: true,

@@ -8,10 +8,14 @@
  * Nothing in it knows the queries it will be asked; "tooth doctor" comes near "dentist" only
  * because tooth, doctor and dentist share concepts.
  *
+ * The model name picks other embedders (FAKE_MODELS): "fake-ngram", meaning-free hashed
+ * character trigrams, and "fake-random", random vectors, for what a poor model does to search.
+ *
  * Tests can make it fail (HTTP 500) or hang until the client gives up, and read what it was asked.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
+import { seededRandom } from "../support/random.ts"
 
 export const FAKE_EMBEDDING_DIMS = 256
 const CONCEPT_DIMS = 96
@@ -65,6 +69,32 @@ export function fakeEmbedding(text: string): number[] {
   }
   return vector
 }
+
+/**
+ * A meaning-free model: hashed character trigrams of the lower-cased text, the stand-in for a
+ * poor embedding model. Texts that share letters come near each other, whatever they mean.
+ */
+export function ngramEmbedding(text: string): number[] {
+  const vector = new Array<number>(FAKE_EMBEDDING_DIMS).fill(0)
+  const chars = Array.from(` ${text.toLowerCase().replace(/\s+/g, " ")} `)
+  for (let i = 0; i + 3 <= chars.length; i++) {
+    let h = 2166136261
+    for (const char of chars.slice(i, i + 3)) h = Math.imul(h ^ char.codePointAt(0)!, 16777619)
+    vector[(h >>> 0) % FAKE_EMBEDDING_DIMS]! += 1
+  }
+  return vector
+}
+
+/** A random-weight model: the same text always gets the same vector, which means nothing. */
+export function randomEmbedding(text: string): number[] {
+  let seed = 2166136261
+  for (const char of text) seed = Math.imul(seed ^ char.codePointAt(0)!, 16777619)
+  const random = seededRandom(seed)
+  return Array.from({ length: FAKE_EMBEDDING_DIMS }, () => random() - 0.5)
+}
+
+/** The server's models by name: a good one (the default), a meaning-free one and a random one. */
+export const FAKE_MODELS: Record<string, (text: string) => number[]> = { "fake-ngram": ngramEmbedding, "fake-random": randomEmbedding }
 
 export interface EmbeddingsServer {
   /** Base URL for OPENAI_COMPATIBLE_BASE_URL / OPENAI_BASE_URL. */
@@ -121,7 +151,7 @@ export async function startEmbeddingsServer(): Promise<EmbeddingsServer> {
       send(response, 200, {
         object: "list",
         model: parsed.model,
-        data: input.map((text, index) => ({ object: "embedding", index, embedding: fakeEmbedding(text) })),
+        data: input.map((text, index) => ({ object: "embedding", index, embedding: (FAKE_MODELS[parsed.model] ?? fakeEmbedding)(text) })),
         usage: { prompt_tokens: input.length, total_tokens: input.length },
       })
     })

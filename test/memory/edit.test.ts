@@ -91,3 +91,29 @@ describe("memoryOverview", () => {
     expect(overview).not.toContain("Note of day 2")
   })
 })
+
+describe("facts that changed, in /memory and forget", () => {
+  const old = "memory/2024-03-02-address.md"
+  const current = "memory/2025-09-20-moved.md"
+  beforeEach(() => {
+    write(old, "Our home address is Lindenstraße 14, Berlin.\n")
+    write(current, "We moved! Now at Hafenweg 3, Hamburg.\n")
+    write("memory.md", "## 2024-01-15\n\nMy mobile number is 0151 2345 6789.\n\n## 2025-07-01\n\nSwitched carriers, my new number is 0160 9876 5432.\n")
+  })
+
+  it("/memory shows each chain, oldest first, and says the last is current", async () => {
+    const overview = await memoryOverview(folder)
+    expect(overview).toContain(`• address: ${old} (2024-03-02) → ${current} (2025-09-20), the last is current`)
+    expect(overview).toContain("• mobile: memory.md (2024-01-15) → memory.md (2025-07-01), the last is current")
+    expect(overview).toContain("*Facts that changed* (older notes stay as history)")
+  })
+
+  it("forget says which chain a removed note was in", async () => {
+    const result = await forgetNotes(folder, { path: current })
+    expect(result).toEqual({ changes: [expect.objectContaining({ path: current, deleted: true, chain: [{ path: old, date: "2024-03-02" }, { path: current, date: "2025-09-20" }] })] })
+    // The old note is no longer replaced by anything.
+    expect(await memoryOverview(folder)).not.toContain("• address:")
+    const untouched = await forgetNotes(folder, { query: "Berlin" })
+    expect(untouched).toEqual({ changes: [expect.not.objectContaining({ chain: expect.anything() })] })
+  })
+})

@@ -43,6 +43,35 @@ export const NOTES: SetNote[] = [
   a("2024-10-01", "salary-sparkasse", "Salary is paid into my current account at Sparkasse Berlin."),
   a("2025-11-10", "salary-ing", "Moved my salary account to ING; Tessaro pays the salary on the 25th."),
 
+  // ---- facts that changed, the update worded unlike the old note (the old one matches the
+  //      question's words better), in English, Chinese and German; the Chinese notes restate
+  //      some of the English ones (same values), as a bilingual user does ------------------
+  a("2024-05-12", "email-corvel", "My work email is jonas.keller@corvel.com; the email signature has the Corvel logo."),
+  a("2025-11-04", "email-tessaro", "IT set up my Tessaro account: mail goes to jonas.keller@tessaro.io from now on."),
+  a("2024-06-14", "hair-kamm", "My hairdresser is Salon Kamm on Torstraße, a haircut every six weeks."),
+  a("2025-10-18", "hair-schnittwerk", "Found a barber in Ottensen I like, Luca at Schnittwerk; I go there now."),
+  a("2024-05-11", "role-corvel", "My job title at Corvel is Senior Analyst in the pricing team."),
+  a("2025-11-01", "role-tessaro", "New role at Tessaro: Lead Data Engineer, started on 1 November."),
+  a("2024-03-09", "anna-phone-old", "Anna's phone number is 0151 4422 9910."),
+  a("2025-06-22", "anna-phone-new", "Anna's new mobile: 0172 8080 1212, the old contract is cancelled."),
+  a("2024-04-20", "restaurant-lupo", "Our favourite restaurant is Trattoria Lupo; book the restaurant table by the window."),
+  a("2025-10-11", "restaurant-mar", "Since we moved, the place we love to eat out is Bistro Mar in Altona."),
+  a("2024-03-05", "zh-address-old", "我们家的地址是柏林林登街14号，信箱上写Keller。"),
+  a("2025-09-21", "zh-address-new", "已经搬到汉堡了，现在住在港口路3号四楼。"),
+  a("2024-01-16", "zh-phone-old", "我的手机号码是+49 151 2345 6789，O2的卡。"),
+  a("2025-07-02", "zh-phone-new", "换了运营商，新号+49 160 9876 5432。"),
+  a("2024-05-14", "zh-manager-old", "我在Corvel的经理是Priya，每两周一对一。"),
+  a("2025-11-05", "zh-manager-new", "换工作了，现在的直属领导是Daniel。"),
+  a("2024-06-02", "zh-wifi-old", "家里的WiFi密码是tulip-42-river，WiFi名字Keller-Home。"),
+  a("2025-09-26", "zh-wifi-new", "新家的无线网：Hafenweg3，口令harbor-lights-77。"),
+  a("2024-05-13", "de-arbeitgeber-old", "Mein Arbeitgeber ist Corvel, Büro in Mitte, Arbeitgeber zahlt das Jobticket."),
+  a("2025-11-02", "de-arbeitgeber-new", "Seit November bin ich bei Tessaro angestellt."),
+  a("2024-03-10", "de-festnetz-old", "Unsere Festnetznummer zu Hause ist 030 1234567."),
+  a("2025-09-29", "de-festnetz-new", "Neuer Telefonanschluss in Hamburg: 040 7654321."),
+  a("2024-08-20", "de-kita-old", "Mias Kita ist die Kita Sonnenschein in Pankow, Kita-Leitung Frau Berg."),
+  a("2025-09-01", "de-kita-new", "Mia geht jetzt in den Kindergarten am Hafen."),
+  a("2026-03-03", "zh-flight", "4月14日飞里斯本，早上6点40从汉堡出发。"),
+
   // ---- German ---------------------------------------------------------------------------------
   a("2025-01-14", "kita-gutschein", "Kita-Gutschein für Mia muss bis 31. März beim Bezirksamt verlängert werden."),
   a("2025-02-04", "abholung", "Die Abholung von Mia übernimmt dienstags Oma Ingrid, mittwochs ich selbst."),

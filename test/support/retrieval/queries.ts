@@ -11,20 +11,24 @@ export interface SetQuery {
   kind: QueryKind
   query: string
   expect: string[]
+  /** For a changed fact, the notes that state it now (default: expect[0]); one of them must come first. */
+  current?: string[]
   /** Inclusive YYYY-MM-DD bounds, as search_memory's after/before. */
   after?: string
   before?: string
 }
 
 const q = (kind: QueryKind, query: string, ...expect: string[]): SetQuery => ({ kind, query, expect })
+/** A changed fact stated now by several notes (in two languages, or by two notes naming the new employer): any of them first. */
+const changed = (query: string, ...current: string[]): SetQuery => ({ kind: "changed", query, expect: current, current })
 const window = (query: string, bounds: { after?: string; before?: string }, ...expect: string[]): SetQuery => ({ kind: "window", query, expect, ...bounds })
 
 export const QUERIES: SetQuery[] = [
-  q("changed", "what is our home address", "address-hamburg"),
-  q("changed", "who is my manager", "manager-tessaro"),
-  q("changed", "what is my mobile number", "mobile-new"),
+  changed("what is our home address", "address-hamburg", "zh-address-new"),
+  changed("who is my manager", "manager-tessaro", "zh-manager-new"),
+  changed("what is my mobile number", "mobile-new", "zh-phone-new"),
   q("changed", "who is my dentist", "dentist-hoffmann"),
-  q("changed", "wifi password", "wifi-hamburg"),
+  changed("wifi password", "wifi-hamburg", "zh-wifi-new"),
   q("changed", "which gym do I train at", "gym-climb"),
   q("changed", "licence plate of our car", "car-skoda"),
   q("changed", "family doctor", "gp-haddad"),
@@ -32,6 +36,19 @@ export const QUERIES: SetQuery[] = [
   q("changed", "internet customer number", "internet-vodafone"),
   q("changed", "Kinderärztin von Mia", "kinderarzt-yildiz"),
   q("changed", "where is my salary paid", "salary-ing"),
+
+  q("changed", "what is my work email", "email-tessaro"),
+  q("changed", "who is my hairdresser", "hair-schnittwerk"),
+  q("changed", "what is my job title", "role-tessaro"),
+  q("changed", "Anna's phone number", "anna-phone-new"),
+  q("changed", "our favourite restaurant", "restaurant-mar"),
+  changed("我们家的地址", "zh-address-new", "address-hamburg"),
+  changed("我的手机号码是多少", "zh-phone-new", "mobile-new"),
+  changed("我的经理是谁", "zh-manager-new", "manager-tessaro"),
+  changed("家里WiFi密码", "zh-wifi-new", "wifi-hamburg"),
+  changed("Wer ist mein Arbeitgeber", "de-arbeitgeber-new", "manager-tessaro", "role-tessaro"),
+  q("changed", "Festnetznummer", "de-festnetz-new"),
+  q("changed", "Mias Kita", "de-kita-new"),
 
   q("de", "Kitagutschein verlängern", "kita-gutschein"),
   q("de", "Wer hat Mia dienstags abgeholt", "abholung"),
@@ -87,6 +104,13 @@ export const QUERIES: SetQuery[] = [
   q("question", "what's the name of the neighbours' dog?", "dog"),
   q("question", "how much was the roof repair quote?", "roof"),
 
+  q("question", "what was the name of the plumber?", "plumber"),
+  q("question", "wann habe ich die Steuererklärung abgegeben?", "steuer"),
+  q("question", "wo liegt der Ersatzschlüssel?", "ersatzschluessel", "spare-key"),
+  q("question", "什么时候飞里斯本？", "zh-flight", "flight-lisbon"),
+  q("question", "can you remind me what the landlord's email is?", "landlord"),
+  q("question", "what did I note about the boiler service?", "boiler"),
+
   q("distractor", "parking permit number", "parking-permit"),
   q("distractor", "when is Anna's birthday", "anna-birthday"),
   q("distractor", "Mia's shoe size", "shoe-size-mia"),
@@ -98,6 +122,13 @@ export const QUERIES: SetQuery[] = [
   window("home address", { before: "2024-12-31" }, "address-berlin", "address-berlin-reminder"),
   window("wifi password", { before: "2025-01-01" }, "wifi-berlin"),
   window("manager", { after: "2025-06-01" }, "manager-tessaro"),
+  window("what is my mobile number", { before: "2025-06-30" }, "mobile-old"),
+  window("我的手机号码", { before: "2025-01-01" }, "zh-phone-old"),
+  window("who is my hairdresser", { before: "2025-06-01" }, "hair-kamm"),
+  window("work email", { after: "2024-01-01", before: "2024-12-31" }, "email-corvel"),
+  window("Anna", { after: "2024-03-01", before: "2024-03-31" }, "anna-phone-old"),
+  window("when was the dentist appointment?", { after: "2025-11-01", before: "2025-11-30" }, "zahnarzttermin", "dentist-bill"),
+
 
   q("paraphrase", "tooth doctor", "dentist-hoffmann", "dentist-weber", "dentist-bill", "zahnarzttermin"),
   q("paraphrase", "flat cellar compartment", "storage"),

@@ -36,7 +36,7 @@ export interface QueryResult {
   hits: MemoryHit[]
   /** An expected note is among the first five. */
   found: boolean
-  /** The first expected note (the current fact) ranks first. */
+  /** A note stating the current fact (query.current, default the first expected) ranks first. */
   first: boolean
   /** A hit from user B's folder came back (it never may). */
   leaked: boolean
@@ -61,13 +61,13 @@ export async function runQueries(memory: SearchableMemory, queries: SetQuery[] =
       before: query.before ? dayEnd(query.before) : undefined,
     })
     const wanted = new Set(query.expect.map((id) => sourceOf(NOTES.find((note) => note.id === id) ?? fail(id))))
-    const current = sourceOf(NOTES.find((note) => note.id === query.expect[0])!)
+    const current = new Set((query.current ?? query.expect.slice(0, 1)).map((id) => sourceOf(NOTES.find((note) => note.id === id)!)))
     const date = (source: string) => /(\d{4}-\d{2}-\d{2})/.exec(source)?.[1] ?? ""
     results.push({
       query,
       hits,
       found: hits.some((hit) => wanted.has(hit.source)),
-      first: hits[0]?.source === current,
+      first: hits[0] !== undefined && current.has(hits[0].source),
       leaked: hits.some((hit) => B_SOURCES.has(hit.source) || B_TEXTS.some((text) => text.includes(hit.content.replace(/^…|…$/g, "")))),
       outsideWindow: hits.some((hit) => (query.after !== undefined && date(hit.source) < query.after) || (query.before !== undefined && date(hit.source) > query.before)),
     })
@@ -87,7 +87,17 @@ export interface SetFigures {
   /** Every query, paraphrases included (hybrid mode). */
   recallAt5All: number
   recallAt5Paraphrase: number
+  /** Queries with a date window (after/before). */
+  recallAt5Window: number
   byKind: Record<QueryKind, number>
+}
+
+/** The embedders the fake server has (test/fakes/embeddings-server.ts), by what they stand for. */
+export const EMBEDDERS = { concepts: "fake-embed", ngram: "fake-ngram", random: "fake-random" } as const
+
+/** The lowest, over query kinds, of hybrid recall@5 minus lexical recall@5 (paraphrases, which words alone cannot find, included). */
+export function worstKind(lexical: SetFigures, hybrid: SetFigures): number {
+  return Math.min(...(Object.keys(hybrid.byKind) as QueryKind[]).map((kind) => hybrid.byKind[kind] - lexical.byKind[kind]))
 }
 
 export function figuresOf(results: QueryResult[]): SetFigures {
@@ -102,6 +112,7 @@ export function figuresOf(results: QueryResult[]): SetFigures {
     recallAt5Typo: share(of("typo"), (r) => r.found),
     recallAt5All: share(results, (r) => r.found),
     recallAt5Paraphrase: share(of("paraphrase"), (r) => r.found),
+    recallAt5Window: share(of("window"), (r) => r.found),
     byKind: Object.fromEntries(kinds.map((kind) => [kind, share(of(kind), (r) => r.found)])) as Record<QueryKind, number>,
   }
 }
