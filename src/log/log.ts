@@ -1,4 +1,5 @@
-import pino, { type Logger } from "pino"
+import pino, { type DestinationStream, type Logger } from "pino"
+import pretty from "pino-pretty"
 import type { Config } from "../config/config.ts"
 
 /** An error-level log line, as `steward status` shows it. */
@@ -8,10 +9,16 @@ export interface LoggedError {
   error?: string
 }
 
-/** Logs go to LOG_FILE or stderr — never stdout, which belongs to the console chat. Lines at
- *  level error and above are handed to `onError` too (the server keeps the latest in its store). */
-export function createLogger(config: Pick<Config, "logLevel" | "logFile">, onError?: (entry: LoggedError) => void): Logger {
-  const destination = config.logFile ? pino.destination({ dest: config.logFile, mkdir: true, sync: false }) : pino.destination(2)
+/** Logs go to LOG_FILE or stderr — never stdout, which belongs to the console chat. On stderr
+ *  that is a terminal (`pretty`) they are lines for a person (time, level, message, fields);
+ *  anywhere else JSON lines for a machine. Lines at level error and above are handed to
+ *  `onError` too (the server keeps the latest in its store). */
+export function createLogger(config: Pick<Config, "logLevel" | "logFile">, onError?: (entry: LoggedError) => void, { pretty: readable = false }: { pretty?: boolean } = {}): Logger {
+  const destination: DestinationStream = config.logFile
+    ? pino.destination({ dest: config.logFile, mkdir: true, sync: false })
+    : readable
+      ? pretty({ destination: 2, sync: true, colorize: true, translateTime: "SYS:HH:MM:ss", ignore: "pid,hostname" })
+      : pino.destination(2)
   if (!onError) return pino({ level: config.logLevel, base: undefined }, destination)
   const errors = { write: (line: string) => onError(loggedError(line)) }
   return pino({ level: config.logLevel, base: undefined }, pino.multistream([{ level: config.logLevel === "silent" ? "fatal" : config.logLevel, stream: destination }, { level: "error", stream: errors }]))

@@ -1,0 +1,23 @@
+import { mkdir, rm, stat, writeFile } from "node:fs/promises"
+import { join } from "node:path"
+import { ConfigError } from "./config.ts"
+
+/**
+ * Makes sure DATA_DIR is a folder this user can write (creating it if need be): a path that is
+ * a file, or a folder owned by someone else, will not change by restarting, so it is refused as
+ * configuration (one line, exit 2) before anything else touches it.
+ */
+export async function ensureDataDir(dataDir: string): Promise<void> {
+  const probe = join(dataDir, `.probe-${process.pid}`)
+  try {
+    await mkdir(dataDir, { recursive: true })
+    await writeFile(probe, "")
+    await rm(probe)
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? String(error)
+    const isFile = await stat(dataDir).then((info) => !info.isDirectory(), () => false)
+    if (isFile) throw new ConfigError("DATA_DIR", `DATA_DIR ${dataDir} is a file, not a folder: set DATA_DIR to a folder`)
+    const user = process.getuid ? ` (uid ${process.getuid()})` : ""
+    throw new ConfigError("DATA_DIR", `DATA_DIR ${dataDir} cannot be written (${code}): give the user running Steward${user} write access to it, or set DATA_DIR to a folder it owns`)
+  }
+}
