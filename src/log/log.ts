@@ -1,6 +1,7 @@
 import pino, { type DestinationStream, type Logger } from "pino"
 import pretty from "pino-pretty"
 import type { Config } from "../config/config.ts"
+import { errorSerializer } from "./error-fields.ts"
 
 /** An error-level log line, as `steward status` shows it. */
 export interface LoggedError {
@@ -19,9 +20,10 @@ export function createLogger(config: Pick<Config, "logLevel" | "logFile">, onErr
     : readable
       ? pretty({ destination: 2, sync: true, colorize: true, translateTime: "SYS:HH:MM:ss", ignore: "pid,hostname" })
       : pino.destination(2)
-  if (!onError) return pino({ level: config.logLevel, base: undefined }, destination)
+  const options = { level: config.logLevel, base: undefined, serializers: { err: errorSerializer(config.logLevel === "debug" || config.logLevel === "trace") } }
+  if (!onError) return pino(options, destination)
   const errors = { write: (line: string) => onError(loggedError(line)) }
-  return pino({ level: config.logLevel, base: undefined }, pino.multistream([{ level: config.logLevel === "silent" ? "fatal" : config.logLevel, stream: destination }, { level: "error", stream: errors }]))
+  return pino(options, pino.multistream([{ level: config.logLevel === "silent" ? "fatal" : config.logLevel, stream: destination }, { level: "error", stream: errors }]))
 }
 
 function loggedError(line: string): LoggedError {
