@@ -51,6 +51,9 @@ export async function runCli(args: string[]): Promise<number> {
       process.stderr.write(`steward: ${error.message}\n`)
       return error.exitCode
     }
-    throw error
+    // Whatever else failed: one line, never a stack trace (NODE_DEBUG=steward shows it).
+    process.stderr.write(`steward: ${error instanceof Error ? error.message : String(error)}\n`)
+    if (process.env.NODE_DEBUG?.includes("steward")) process.stderr.write(`${error instanceof Error ? error.stack : ""}\n`)
+    return 1
   }
 }

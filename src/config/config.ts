@@ -357,11 +357,15 @@ export function dataDirOf(env: NodeJS.ProcessEnv = process.env): string {
 
 /** The Postgres store's URL (STORE_URL), undefined for SQLite; throws ConfigError on a bad one,
  *  for commands that need nothing else of the configuration (the CLI). */
-export function storeUrlOf(env: NodeJS.ProcessEnv = process.env): string | undefined {
-  if (!env.STORE_URL) return undefined
-  const parsed = schema.shape.STORE_URL.safeParse(env.STORE_URL)
-  if (!parsed.success) throw issueError({ ...parsed.error.issues[0]!, path: ["STORE_URL"] }, { STORE_URL: env.STORE_URL })
-  return parsed.data
+export const storeUrlOf = (env: NodeJS.ProcessEnv = process.env): string | undefined => settingOf("STORE_URL", env)
+
+/** One variable as start-up reads it (its default when unset), for commands that need it and
+ *  nothing else — `steward users` needs ALLOWED_USERS, not MODEL; ConfigError on a bad value. */
+export function settingOf<K extends keyof typeof schema.shape>(name: K, env: NodeJS.ProcessEnv = process.env): z.output<(typeof schema.shape)[K]> {
+  const raw = env[name] || undefined
+  const parsed = schema.shape[name].safeParse(raw)
+  if (!parsed.success) throw issueError({ ...parsed.error.issues[0]!, path: [name] }, { [name]: raw })
+  return parsed.data as z.output<(typeof schema.shape)[K]>
 }
 
 /** For entry points: `.env`, then the configuration; a mistake in either is reported in one
