@@ -1,16 +1,9 @@
-import { readFileSync } from "node:fs"
 import type { Command } from "commander"
 import { EVENT_NAME } from "../schedule/condition.ts"
 import { cronPreview } from "../schedule/cron-preview.ts"
 import { raiseEvent } from "../schedule/events.ts"
+import { stewardVersion } from "../version/version.ts"
 import { CliError, print, withStore } from "./common.ts"
-
-/** The package's own package.json: two folders up from src/cli/misc.ts, one up from the build's
- *  dist/cli.js (or the dist/ chunk this code is bundled into). */
-export function stewardVersion(): string {
-  const packageJson = new URL(import.meta.url.endsWith(".ts") ? "../../package.json" : "../package.json", import.meta.url)
-  return (JSON.parse(readFileSync(packageJson, "utf8")) as { version: string }).version
-}
 
 export function registerMisc(program: Command): void {
   program

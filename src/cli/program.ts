@@ -3,7 +3,9 @@ import { registerBackup } from "./backup.ts"
 import { CliError } from "./common.ts"
 import { registerDoctor } from "./doctor.ts"
 import { registerMemory } from "./memory.ts"
-import { registerMisc, stewardVersion } from "./misc.ts"
+import { registerMisc } from "./misc.ts"
+import { stewardVersion } from "../version/version.ts"
+import { registerSetup } from "./setup.ts"
 import { registerStatus } from "./status.ts"
 import { registerTasks } from "./tasks.ts"
 import { registerTriggers } from "./triggers.ts"
@@ -27,6 +29,7 @@ export function cliProgram(): Command {
   registerUsage(program)
   registerBackup(program)
   registerMisc(program)
+  registerSetup(program)
   for (const command of program.commands) command.exitOverride()
   return program
 }
