@@ -31,7 +31,7 @@ const interactive = !chatTokens && Boolean(process.stdin.isTTY && process.stdout
 const logFile = config.logFile ?? (interactive ? join(config.dataDir, "steward.log") : undefined)
 /** Errors are kept in the store for `steward status` once it is open (earlier ones end start-up). */
 let keepError: ((entry: LoggedError) => void) | undefined
-const log = createLogger({ ...config, logFile }, (entry) => keepError?.(entry), { pretty: Boolean(process.stderr.isTTY) })
+const log = await createLogger({ ...config, logFile }, (entry) => keepError?.(entry), { pretty: Boolean(process.stderr.isTTY) })
 /** What the owner must see although the logs go to a file: on the terminal too. */
 function tell(line: string): void {
   if (logFile && process.stderr.isTTY) process.stderr.write(`steward: ${line}\n`)

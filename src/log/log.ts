@@ -1,5 +1,4 @@
 import pino, { type DestinationStream, type Logger } from "pino"
-import pretty from "pino-pretty"
 import type { Config } from "../config/config.ts"
 import { errorSerializer } from "./error-fields.ts"
 
@@ -13,12 +12,13 @@ export interface LoggedError {
 /** Logs go to LOG_FILE or stderr — never stdout, which belongs to the console chat. On stderr
  *  that is a terminal (`pretty`) they are lines for a person (time, level, message, fields);
  *  anywhere else JSON lines for a machine. Lines at level error and above are handed to
- *  `onError` too (the server keeps the latest in its store). */
-export function createLogger(config: Pick<Config, "logLevel" | "logFile">, onError?: (entry: LoggedError) => void, { pretty: readable = false }: { pretty?: boolean } = {}): Logger {
+ *  `onError` too (the server keeps the latest in its store). pino-pretty is loaded only when it
+ *  is used: it costs start-up time. */
+export async function createLogger(config: Pick<Config, "logLevel" | "logFile">, onError?: (entry: LoggedError) => void, { pretty = false }: { pretty?: boolean } = {}): Promise<Logger> {
   const destination: DestinationStream = config.logFile
     ? pino.destination({ dest: config.logFile, mkdir: true, sync: false })
-    : readable
-      ? pretty({ destination: 2, sync: true, colorize: true, translateTime: "SYS:HH:MM:ss", ignore: "pid,hostname" })
+    : pretty
+      ? (await import("pino-pretty")).default({ destination: 2, sync: true, colorize: true, translateTime: "SYS:HH:MM:ss", ignore: "pid,hostname" })
       : pino.destination(2)
   const options = { level: config.logLevel, base: undefined, serializers: { err: errorSerializer(config.logLevel === "debug" || config.logLevel === "trace") } }
   if (!onError) return pino(options, destination)
