@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto"
 import { mkdir, rm, stat, writeFile } from "node:fs/promises"
 import { join } from "node:path"
 import { ConfigError } from "./config.ts"
@@ -8,7 +9,8 @@ import { ConfigError } from "./config.ts"
  * configuration (one line, exit 2) before anything else touches it.
  */
 export async function ensureDataDir(dataDir: string): Promise<void> {
-  const probe = join(dataDir, `.probe-${process.pid}`)
+  // Unique: processes of a cluster share DATA_DIR, and pids repeat across machines.
+  const probe = join(dataDir, `.probe-${randomUUID()}`)
   try {
     await mkdir(dataDir, { recursive: true })
     await writeFile(probe, "")
