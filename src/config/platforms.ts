@@ -1,9 +1,9 @@
 import { isTimeZone } from "../schedule/cron.ts"
 
-/** A setting of a chat platform that means nothing without another: set alone, it is a half-done
- *  set-up, refused rather than silently ignored (Steward would start on the console instead). */
 const SLACK_BOT = "expected the Bot User OAuth Token (xoxb-…)"
 const TELEGRAM_BOT = "expected the token @BotFather gave (<bot id>:<secret>)"
+/** A setting of a chat platform that means nothing without another: set alone, it is a half-done
+ *  set-up, refused rather than silently ignored (Steward would start on the console instead). */
 const NEEDS: Array<{ variable: string; needs: string; expected: string }> = [
   { variable: "SLACK_APP_TOKEN", needs: "SLACK_BOT_TOKEN", expected: SLACK_BOT },
   { variable: "SLACK_SIGNING_SECRET", needs: "SLACK_BOT_TOKEN", expected: SLACK_BOT },
