@@ -5,10 +5,12 @@ import { execFile } from "node:child_process"
 
 const port = process.env.ADMIN_PORT || "8791"
 const TIMEOUT_MS = 4000
+// Starting the CLI costs seconds on a busy machine; the Dockerfile's --timeout (30 s) is longer.
+const STATUS_TIMEOUT_MS = 25_000
 
 if (port === "off") {
   const cli = new URL("../dist/cli.js", import.meta.url).pathname
-  execFile(process.execPath, [cli, "status", "--json"], { timeout: TIMEOUT_MS * 4 }, (error, stdout) => {
+  execFile(process.execPath, [cli, "status", "--json"], { timeout: STATUS_TIMEOUT_MS }, (error, stdout) => {
     let running = false
     try {
       running = !error && JSON.parse(stdout).running === true
