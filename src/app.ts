@@ -106,8 +106,9 @@ export async function startApp(
   }
   const hooks = config.hooks.token ? new HooksServer(config.hooks.token, (name) => (cluster ? cluster.raise(name) : running.scheduler.raise(name)), log) : undefined
   const wantedHooksPort = options.hooksPort ?? config.hooks.port
-  const hooksPort = await hooks?.start(wantedHooksPort, options.hooksHost ?? config.hooks.host).catch((error: unknown) => {
-    throw portError("HOOKS_PORT", wantedHooksPort, error)
+  const hooksHost = options.hooksHost ?? config.hooks.host
+  const hooksPort = await hooks?.start(wantedHooksPort, hooksHost).catch((error: unknown) => {
+    throw portError("HOOKS_PORT", wantedHooksPort, error, hooksHost)
   })
   return {
     supervisor: running,

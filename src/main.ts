@@ -4,7 +4,9 @@ import { startAdmin } from "./admin/admin.ts"
 import { Metrics } from "./admin/metrics.ts"
 import type { Channel } from "./channel/channel.ts"
 import { startApp, type App } from "./app.ts"
-import { ConfigError, configOrExit, type Config } from "./config/config.ts"
+import { configOrExit, type Config } from "./config/config.ts"
+import { ensureDataDir } from "./config/data-dir.ts"
+import { refusal } from "./config/refusal.ts"
 import { privateDataDir } from "./data-dir/private.ts"
 import { lockDataDir, type DataDirLock } from "./lock/data-dir-lock.ts"
 import { createLogger, type LoggedError } from "./log/log.ts"
@@ -12,18 +14,42 @@ import { redactor, secretsOf } from "./log/redact.ts"
 import { checkModels } from "./model/model-check.ts"
 import { embedderFor } from "./memory/embedder.ts"
 import { Memory } from "./memory/memory.ts"
-import { NewerDataError } from "./store/migrations.ts"
 
 const config = configOrExit(process.env, ".env")
-// Before anything is written: what Steward keeps is its user's alone.
-const looseDataDir = startOrExit(() => privateDataDir(config.dataDir))
+const redact = redactor(secretsOf(config))
+
+/** A start-up failure: one line (no secret in it), exit 2 for what a restart cannot fix (the
+ *  systemd unit does not restart it), 1 for what may pass. Never a stack trace. */
+function failStart(error: unknown): never {
+  const refused = refusal(error)
+  process.stderr.write(redact(`steward: ${refused ?? `could not start: ${error instanceof Error ? error.message : error}`}\n`))
+  process.exit(refused ? 2 : 1)
+}
+
+// Before anything is written into it, the log file included: a folder this user can write, and
+// what Steward keeps there is its user's alone.
+await ensureDataDir(config.dataDir).catch(failStart)
+let looseDataDir: string | undefined
+try {
+  looseDataDir = privateDataDir(config.dataDir)
+} catch (error) {
+  failStart(error)
+}
 const chatTokens = Boolean(config.telegram.botToken || config.slack.botToken)
 // In a terminal the console chat owns the screen: logs go to a file unless LOG_FILE says where.
 const interactive = !chatTokens && Boolean(process.stdin.isTTY && process.stdout.isTTY)
+const logFile = config.logFile ?? (interactive ? join(config.dataDir, "steward.log") : undefined)
 /** Errors are kept in the store for `steward status` once it is open (earlier ones end start-up). */
 let keepError: ((entry: LoggedError) => void) | undefined
-const log = createLogger({ ...config, logFile: config.logFile ?? (interactive ? join(config.dataDir, "steward.log") : undefined) }, (entry) => keepError?.(entry))
-if (looseDataDir) log.warn(looseDataDir)
+const log = await createLogger({ ...config, logFile }, (entry) => keepError?.(entry), { pretty: Boolean(process.stderr.isTTY) })
+/** What the owner must see although the logs go to a file: on the terminal too. */
+function tell(line: string): void {
+  if (logFile && process.stderr.isTTY) process.stderr.write(`steward: ${line}\n`)
+}
+if (looseDataDir) {
+  log.warn(looseDataDir)
+  tell(`warning: ${looseDataDir}`)
+}
 
 let app: App | undefined
 let lock: DataDirLock | undefined
@@ -59,8 +85,9 @@ function shutdown(why: string, graceMs: number): Promise<void> {
     }
     await memory.close()
     await lock?.release().catch((error) => log.error({ err: error }, "could not release the data folder lock"))
-    log.flush()
-    process.exit(0)
+    log.info({ why }, "Steward stopped")
+    tell("stopped")
+    log.flush(() => process.exit(0))
   })()
   return stopping
 }
@@ -99,15 +126,6 @@ process.on("SIGTERM", () => void shutdown("SIGTERM", config.shutdownGraceMs))
 process.on("unhandledRejection", (error) => log.error({ err: error }, "unhandled rejection"))
 
 /** Runs a start-up step; an error ends the process with one line and code 1. */
-function startOrExit<T>(step: () => T): T {
-  try {
-    return step()
-  } catch (error) {
-    process.stderr.write(`steward: could not start: ${error instanceof Error ? error.message : error}\n`)
-    process.exit(1)
-  }
-}
-
 try {
   // Before anything touches the data folder: a second copy on it would run the same work twice.
   // With the store on Postgres, processes share the folder and the leader lock decides instead.
@@ -130,15 +148,16 @@ try {
   // The same check as `steward doctor`, in the background: a bad key or model id is named now,
   // not at the first message.
   void checkModels(config).then((checks) => {
-    for (const check of checks) if (!check.ok) log.warn({ check }, `${check.name}: ${check.detail} (fix: ${check.fix})`)
+    for (const check of checks) {
+      if (check.ok) continue
+      log.warn({ check }, `${check.name}: ${check.detail} (fix: ${check.fix})`)
+      tell(`warning: ${check.name}: ${check.detail} (fix: ${check.fix})`)
+    }
   })
   log.info({ dataDir: config.dataDir, channels: started.map((channel) => channel.name), adminPort: admin?.port, process: app.cluster?.membership.id }, "Steward started")
+  tell(`started (${started.map((channel) => channel.name).join(", ")}); logs in ${logFile}; Ctrl-C stops`)
   // Notes written or changed while Steward was down (or under another model) are embedded in the background.
   void memory.embedAll().catch((error) => log.warn({ err: error }, "memory: could not list the memory folders to embed"))
 } catch (error) {
-  // A configuration mistake or data this version cannot read: one line and exit 2, like a bad variable.
-  const refused = error instanceof ConfigError || error instanceof NewerDataError
-  const redact = redactor(secretsOf(config))
-  process.stderr.write(redact(`steward: ${refused ? "" : "could not start: "}${error instanceof Error ? error.message : error}\n`))
-  process.exit(refused ? 2 : 1)
+  failStart(error)
 }

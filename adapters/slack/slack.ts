@@ -1,4 +1,5 @@
 import type { AddressInfo } from "node:net"
+import { setTimeout as sleep } from "node:timers/promises"
 import { App, SocketModeReceiver, webApi, type BlockAction, type ButtonAction, type Logger as BoltLogger } from "@slack/bolt"
 import type { Logger } from "pino"
 import { ConnectionHealth } from "../health/connection.ts"
@@ -12,6 +13,7 @@ import { messageIdOf, messageRefOf, placeOf, type Place } from "./conversation.t
 import { tokenOrigins, uploadFile } from "./files.ts"
 import { SlackLive } from "./live.ts"
 import { ACTION_ID, inboundOfAction, inboundOfEvent, type MessageEvent } from "./inbound.ts"
+import { identify, refusedToken, type SlackIdentity } from "./identity.ts"
 import { boltLogger } from "./logger.ts"
 import { progressMessages } from "./progress.ts"
 import { escapePlain, findByMetadata, outboxMetadata, uploadTextFile } from "./outgoing.ts"
@@ -41,6 +43,8 @@ export interface SlackChannelOptions {
 /** A few quick retries in place; a platform that stays down is the outbox's to retry, with backoff. */
 const RETRY_CONFIG: webApi.RetryOptions = { retries: 3, factor: 2, minTimeout: 1000, maxTimeout: 10_000 }
 const EVENTS_PATH = "/slack/events"
+const CONNECT_RETRY_MS = 1000
+const MAX_CONNECT_RETRY_MS = 60_000
 /** Platform errors (`{ok: false, error}`) that mean "not now" rather than "never": every other
  *  one (channel_not_found, not_in_channel, is_archived, invalid_blocks, msg_too_long…) says the
  *  request itself is refused. team_added_to_org: the workspace is migrating to an Enterprise
@@ -91,6 +95,12 @@ export class SlackChannel implements Channel {
   private readonly connection = new ConnectionHealth()
   private port?: number
   private botUserId = ""
+  /** Auth.test without retries (start-up tells a refused token from an outage) and the busy
+   *  indicator (a sign of life that comes seconds late is worse than none). */
+  private readonly quick: webApi.WebClient
+  /** Ends the retries of an unreachable Slack when the channel stops. */
+  private readonly stopping = new AbortController()
+  private connecting?: Promise<void>
   /** Per conversation, the message being handed to the core: a conversation's events go in the order they came. */
   private handing = new Map<string, Promise<void>>()
   /** Threads in channels Steward takes part in (mentioned there, or replied there), so their messages need no mention;
@@ -117,8 +127,8 @@ export class SlackChannel implements Channel {
     this.progressMessages = progressMessages(this.web, log, options.progressEditIntervalMs)
     this.userZones = new SlackUserZones(this.web, log)
     this.liveAnswers = new SlackLive(this.web, log, options)
-    // Its own client without retries: a sign of life that comes seconds late is worse than none.
-    this.busy = new BusyIndicator(new webApi.WebClient(config.botToken, { ...this.clientOptions, retryConfig: { retries: 0 } }), log, options.statusRenewMs)
+    this.quick = new webApi.WebClient(config.botToken, { ...this.clientOptions, retryConfig: { retries: 0 } })
+    this.busy = new BusyIndicator(this.quick, log, options.statusRenewMs)
   }
 
   async tidy(): Promise<void> {
@@ -132,9 +142,46 @@ export class SlackChannel implements Channel {
     return this.port
   }
 
+  /**
+   * Asks Slack who the bot is, then receives. A token Slack refuses ends start-up (exit 2); Slack
+   * out of reach does not hold it: the outage is logged with the URL tried, shown by /healthz,
+   * and auth.test is tried again in the background (1 s, doubling up to a minute).
+   */
   async start(handlers: ChannelHandlers): Promise<void> {
     for (const conversation of handlers.conversations ?? []) this.threads.add(conversation)
-    const me = await this.web.auth.test()
+    const first = await this.identify()
+    if ("me" in first) return this.receive(handlers, first.me)
+    this.connecting = this.keepIdentifying(handlers)
+  }
+
+  private get apiUrl(): string {
+    return this.clientOptions.slackApiUrl ?? "https://slack.com/api/"
+  }
+
+  private async identify(): Promise<{ me: SlackIdentity } | { unreachable: string }> {
+    const found = await identify(this.quick, this.apiUrl)
+    if ("unreachable" in found) {
+      this.connection.down(found.unreachable)
+      this.log.warn(`${found.unreachable}; retrying`)
+    } else this.log.info({ team: found.me.team, bot: found.me.user }, `Slack: workspace ${found.me.team ?? "?"} as @${found.me.user ?? "?"}`)
+    return found
+  }
+
+  private async keepIdentifying(handlers: ChannelHandlers): Promise<void> {
+    for (let attempt = 0; !this.stopping.signal.aborted; attempt++) {
+      await sleep(Math.min(MAX_CONNECT_RETRY_MS, CONNECT_RETRY_MS * 2 ** attempt), undefined, { signal: this.stopping.signal }).catch(() => {})
+      if (this.stopping.signal.aborted) return
+      const found = await this.identify().catch((error: unknown) => {
+        // The token was refused after all (revoked meanwhile): the owner must fix it; keep asking.
+        this.connection.down(error instanceof Error ? error.message : String(error))
+        this.log.error(error instanceof Error ? error.message : String(error))
+        return undefined
+      })
+      if (found && "me" in found) return this.receive(handlers, found.me).catch((error: unknown) => this.log.error({ err: error }, "could not start receiving Slack events"))
+    }
+  }
+
+  private async receive(handlers: ChannelHandlers, me: SlackIdentity): Promise<void> {
     this.botUserId = me.user_id ?? ""
     await this.progressMessages.restore(handlers.state, handlers.tidy !== false)
     await this.busy.restore(handlers.state, handlers.tidy !== false)
@@ -146,13 +193,15 @@ export class SlackChannel implements Channel {
     this.route(handlers, me.team_id ?? "")
     if (receiver.inner instanceof SocketModeReceiver) {
       this.watchdog = new SocketWatchdog(receiver.inner.client, this.log, this.connection, this.options.socketSilenceMs)
-      await this.app.start()
+      await this.app.start().catch((error: unknown) => {
+        throw refusedToken(error, "SLACK_APP_TOKEN", "create an app-level token (xapp-…) with connections:write under Basic Information") ?? error
+      })
       this.log.info("receiving Slack events over Socket Mode")
       return
     }
     const port = this.options.port ?? this.config.port
     const server = await this.app.start({ port, host: this.options.host }).catch((error: unknown) => {
-      throw portError("SLACK_PORT", port, error)
+      throw portError("SLACK_PORT", port, error, this.options.host)
     })
     this.port = (server.address() as AddressInfo).port
     this.connection.up()
@@ -255,6 +304,8 @@ export class SlackChannel implements Channel {
   }
 
   async stop(): Promise<void> {
+    this.stopping.abort()
+    await this.connecting
     this.watchdog?.stop()
     this.progressMessages.stop()
     this.liveAnswers.stop()

@@ -124,6 +124,7 @@ export class TelegramChannel implements Channel {
       this.bot.botInfo = await this.bot.api.getMe(signal as Parameters<Bot["api"]["getMe"]>[0])
       // Up from here; a failing getUpdates (or webhook set-up) takes it down again.
       this.connection.up()
+      this.log.info({ bot: this.bot.botInfo.username }, `Telegram: connected as @${this.bot.botInfo.username}`)
       return true
     } catch (error) {
       if (error instanceof GrammyError && error.error_code === 401) {
@@ -131,7 +132,7 @@ export class TelegramChannel implements Channel {
       }
       const cause = error instanceof HttpError && error.error instanceof Error ? error.error : error
       this.connection.down(`could not reach the Telegram API at ${this.apiRoot}/bot<token>/getMe: ${this.redact(cause)}`)
-      this.log.error(`${this.connection.health().reason}; retrying`)
+      this.log.warn(`${this.connection.health().reason}; retrying`)
       return false
     }
   }

@@ -1,7 +1,8 @@
-import { Counter, Gauge, Registry } from "prom-client"
+import { collectDefaultMetrics, Counter, Gauge, Registry } from "prom-client"
 import type { ChannelHealth } from "../channel/channel.ts"
 import type { WorkObserver } from "../core/types.ts"
 import type { ModelCallSink, ModelUsage } from "../model/model.ts"
+import { stewardVersion } from "../version/version.ts"
 
 /** What the gauges read when /metrics is scraped: the running process's own state. */
 export interface MetricSources {
@@ -34,6 +35,13 @@ export class Metrics implements ModelCallSink, WorkObserver {
   readonly triggerFirings = new Counter<"outcome">({ name: "steward_trigger_firings_total", help: "Trigger firings, by outcome", labelNames: ["outcome"], registers: [this.registry] })
   /** Platform events delivered again and ignored. */
   readonly dedupeHits = new Counter({ name: "steward_dedupe_hits_total", help: "Platform events delivered again and ignored", registers: [this.registry] })
+
+  constructor() {
+    // The process's own: CPU, resident memory, heap, event-loop lag, open handles, start time.
+    collectDefaultMetrics({ register: this.registry })
+    // Which version answers, as Prometheus convention has it: a constant 1 labelled with it.
+    new Gauge<"version">({ name: "steward_build_info", help: "Steward's version (the value is always 1)", labelNames: ["version"], registers: [this.registry] }).set({ version: stewardVersion() }, 1)
+  }
 
   turnEnded(outcome: TurnOutcome): void {
     this.turns.inc({ outcome })

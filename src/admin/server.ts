@@ -3,6 +3,7 @@ import type { Logger } from "pino"
 import { listen } from "../config/ports.ts"
 import type { HealthReport } from "./health.ts"
 import type { Metrics } from "./metrics.ts"
+import { stewardVersion } from "../version/version.ts"
 
 /**
  * The operator's HTTP endpoints: `GET /healthz` (200 with the report when healthy, 503 with
@@ -47,7 +48,8 @@ export class AdminServer {
 
   private async healthz() {
     const report = await this.health()
-    return { status: report.ok ? 200 : 503, type: "application/json", body: JSON.stringify({ status: report.ok ? "ok" : "unhealthy", ...report }) }
+    const body = { status: report.ok ? "ok" : "unhealthy", version: stewardVersion(), uptimeSeconds: Math.round(process.uptime()), ...report }
+    return { status: report.ok ? 200 : 503, type: "application/json", body: JSON.stringify(body) }
   }
 
   private async metricsText() {

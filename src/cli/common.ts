@@ -1,8 +1,11 @@
+import { existsSync } from "node:fs"
+import { join } from "node:path"
 import type { Command } from "commander"
-import { NewerDataError } from "../store/migrations.ts"
 import { Store } from "../store/store.ts"
 import { MIN_PREFIX, resolveId as resolveIdPrefix } from "../supervisor/id-prefix.ts"
-import { ConfigError, dataDirOf, loadConfig, storeUrlOf, type Config } from "../config/config.ts"
+import { dataDirOf, loadConfig, settingOf, storeUrlOf, type Config } from "../config/config.ts"
+import { redactUrl } from "../config/fields.ts"
+import { refusal } from "../config/refusal.ts"
 
 /** A command that could not do what was asked: `steward: <message>` on stderr and this exit code. */
 export class CliError extends Error {
@@ -42,18 +45,42 @@ export function resolveId(ids: readonly string[], prefix: string, what: string):
   return found.id
 }
 
-/** Opens the store (STORE_URL's database, else the data folder's) for one command; a bad
- *  STORE_URL or data from a newer Steward is refused (exit 2). */
-export async function withStore<T>(use: (store: Store) => Promise<T>): Promise<T> {
-  const store = await Promise.resolve()
-    .then(() => Store.open(dataDirOf(), storeUrlOf()))
-    .catch((error: unknown) => {
-      throw error instanceof NewerDataError || error instanceof ConfigError ? new CliError(error.message, 2) : error
-    })
+/**
+ * Opens the store (STORE_URL's database, else the data folder's) for one command. A folder with
+ * no store is "no Steward data" rather than a new empty store (only `create` makes one: `event`
+ * raises before the first start). A bad STORE_URL, a refused login or data from a newer Steward
+ * is refused (exit 2); any other failure to open names the store (exit 1). Never a stack trace.
+ */
+export async function withStore<T>(use: (store: Store) => Promise<T>, { create = false }: { create?: boolean } = {}): Promise<T> {
+  const dataDir = dataDirOf()
+  const storeUrl = (() => {
+    try {
+      return storeUrlOf()
+    } catch (error) {
+      throw new CliError(refusal(error) ?? String(error), 2)
+    }
+  })()
+  const file = join(dataDir, "steward.sqlite")
+  if (!storeUrl && !create && !existsSync(file)) throw new CliError(`no Steward data in ${dataDir} (set DATA_DIR, or STORE_URL, to where Steward keeps it)`)
+  const store = await Store.open(dataDir, storeUrl).catch((error: unknown) => {
+    const refused = refusal(error)
+    if (refused) throw new CliError(refused, 2)
+    throw new CliError(`could not open the store ${storeUrl ? redactUrl(storeUrl) : file}: ${error instanceof Error ? error.message : String(error)}`)
+  })
   try {
     return await use(store)
   } finally {
     await store.close()
+  }
+}
+
+/** One variable as start-up reads it, for a command that needs nothing else; a bad value is a
+ *  configuration mistake (exit 2). */
+export function setting<K extends Parameters<typeof settingOf>[0]>(name: K): ReturnType<typeof settingOf<K>> {
+  try {
+    return settingOf(name)
+  } catch (error) {
+    throw new CliError(error instanceof Error ? error.message : String(error), 2)
   }
 }
 
@@ -66,12 +93,15 @@ export function config(): Config {
   }
 }
 
-/** `2025-01-02 03:04` in local time, or "-". */
+/** `2025-01-02 03:04 +01:00` — this machine's local time, named by its offset (`UTC` when
+ *  none), so no one reads it as their own zone's — or "-". */
 export function when(iso: string | undefined): string {
   if (!iso) return "-"
   const d = new Date(iso)
-  const pad = (n: number) => String(n).padStart(2, "0")
-  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}`
+  const pad = (n: number) => String(Math.floor(n)).padStart(2, "0")
+  const east = -d.getTimezoneOffset()
+  const zone = east === 0 ? "UTC" : `${east > 0 ? "+" : "-"}${pad(Math.abs(east) / 60)}:${pad(Math.abs(east) % 60)}`
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())} ${zone}`
 }
 
 export function clip(text: string, length = 60): string {

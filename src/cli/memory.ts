@@ -1,8 +1,10 @@
+import { existsSync } from "node:fs"
 import { join } from "node:path"
 import type { Command } from "commander"
 import { Memory } from "../memory/memory.ts"
 import { reindexMemory } from "../memory/reindex.ts"
-import { CliError, clip, config, print } from "./common.ts"
+import { dataDirOf } from "../config/config.ts"
+import { CliError, clip, config, print, setting } from "./common.ts"
 
 const MAX_HITS = 50
 
@@ -14,13 +16,15 @@ export function registerMemory(program: Command): void {
     .option("--user <channel:id>", "whose notes (default: the only owner in ALLOWED_USERS; not needed with MEMORY_SCOPE=shared)")
     .option("--limit <n>", `how many hits (1-${MAX_HITS})`, "10")
     .action(async (words: string[], options: { user?: string; limit: string }, command: Command) => {
-      const settings = config()
+      // Lexical search only: no model is asked, so MODEL need not be set.
+      const settings = { dataDir: dataDirOf(), memoryScope: setting("MEMORY_SCOPE"), allowedUsers: setting("ALLOWED_USERS") }
       const limit = Number(options.limit)
       if (!Number.isInteger(limit) || limit < 1 || limit > MAX_HITS) throw new CliError(`--limit is a whole number from 1 to ${MAX_HITS}`, 2)
       const owners = [...settings.allowedUsers.users]
       const user = options.user ?? (settings.memoryScope === "shared" ? "shared" : owners.length === 1 ? owners[0] : undefined)
       if (!user) throw new CliError("whose notes? give --user <channel:id>", 2)
       const query = words.join(" ")
+      if (!existsSync(join(settings.dataDir, "memory"))) throw new CliError(`no Steward data in ${settings.dataDir} (set DATA_DIR to where Steward keeps it)`)
       if (!/[\p{L}\p{N}]/u.test(query)) throw new CliError("the query has no words to search for", 2)
       // No watcher: one search, then the index worker is stopped.
       const notes = new Memory({ dir: join(settings.dataDir, "memory"), scope: settings.memoryScope, watch: false })

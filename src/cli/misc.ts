@@ -1,16 +1,9 @@
-import { readFileSync } from "node:fs"
 import type { Command } from "commander"
 import { EVENT_NAME } from "../schedule/condition.ts"
 import { cronPreview } from "../schedule/cron-preview.ts"
 import { raiseEvent } from "../schedule/events.ts"
+import { stewardVersion } from "../version/version.ts"
 import { CliError, print, withStore } from "./common.ts"
-
-/** The package's own package.json: two folders up from src/cli/misc.ts, one up from the build's
- *  dist/cli.js (or the dist/ chunk this code is bundled into). */
-export function stewardVersion(): string {
-  const packageJson = new URL(import.meta.url.endsWith(".ts") ? "../../package.json" : "../package.json", import.meta.url)
-  return (JSON.parse(readFileSync(packageJson, "utf8")) as { version: string }).version
-}
 
 export function registerMisc(program: Command): void {
   program
@@ -23,7 +16,7 @@ export function registerMisc(program: Command): void {
     .description("raise an event for conditional tasks and schedules (the running Steward sees it within a second)")
     .action(async (name: string, _options: unknown, command: Command) => {
       if (!EVENT_NAME.test(name)) throw new CliError("an event name is 1-64 letters, digits, _ . -", 2)
-      const raised = await withStore((store) => raiseEvent(store, name))
+      const raised = await withStore((store) => raiseEvent(store, name), { create: true })
       print(command, raised, () => `raised ${name}\n`)
     })
 
@@ -32,9 +25,9 @@ export function registerMisc(program: Command): void {
     .description('show the next runs of a cron expression, read as a schedule reads it (quote it: "30 2 * * *")')
     .option("--tz <zone>", "the IANA time zone it is read in (default: this machine's)")
     .option("--count <n>", "how many runs to show (1-100)", "5")
-    .action((words: string[], options: { tz?: string; count: string }) => {
+    .action((words: string[], options: { tz?: string; count: string }, command: Command) => {
       const preview = cronPreview([...words, ...(options.tz ? ["--tz", options.tz] : []), "--count", options.count])
       if ("error" in preview) throw new CliError(preview.error, 2)
-      process.stdout.write(preview.text)
+      print(command, preview.data, () => preview.text)
     })
 }

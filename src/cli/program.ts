@@ -3,7 +3,9 @@ import { registerBackup } from "./backup.ts"
 import { CliError } from "./common.ts"
 import { registerDoctor } from "./doctor.ts"
 import { registerMemory } from "./memory.ts"
-import { registerMisc, stewardVersion } from "./misc.ts"
+import { registerMisc } from "./misc.ts"
+import { stewardVersion } from "../version/version.ts"
+import { registerSetup } from "./setup.ts"
 import { registerStatus } from "./status.ts"
 import { registerTasks } from "./tasks.ts"
 import { registerTriggers } from "./triggers.ts"
@@ -27,6 +29,7 @@ export function cliProgram(): Command {
   registerUsage(program)
   registerBackup(program)
   registerMisc(program)
+  registerSetup(program)
   for (const command of program.commands) command.exitOverride()
   return program
 }
@@ -51,6 +54,9 @@ export async function runCli(args: string[]): Promise<number> {
       process.stderr.write(`steward: ${error.message}\n`)
       return error.exitCode
     }
-    throw error
+    // Whatever else failed: one line, never a stack trace (NODE_DEBUG=steward shows it).
+    process.stderr.write(`steward: ${error instanceof Error ? error.message : String(error)}\n`)
+    if (process.env.NODE_DEBUG?.includes("steward")) process.stderr.write(`${error instanceof Error ? error.stack : ""}\n`)
+    return 1
   }
 }

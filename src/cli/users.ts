@@ -1,7 +1,7 @@
 import type { Command } from "commander"
 import { approvePairing } from "../access/access.ts"
 import { channelOf } from "../channel/channel.ts"
-import { CliError, config, print, table, when, withStore } from "./common.ts"
+import { CliError, print, setting, table, when, withStore } from "./common.ts"
 import { requestControl } from "./control.ts"
 
 const USER = /^[a-z][a-z0-9-]*:\S+$/
@@ -11,7 +11,7 @@ export function registerUsers(program: Command): void {
     .command("users")
     .description("who may talk to Steward: the owners of ALLOWED_USERS and the users approved by pairing code")
     .action(async (_options: unknown, command: Command) => {
-      const owners = config().allowedUsers
+      const owners = setting("ALLOWED_USERS")
       const approved = await withStore((store) => store.allowedUsers())
       const rows = [...[...owners.users].map((user) => ({ user, kind: "owner", since: undefined as string | undefined })), ...approved.map((record) => ({ user: record.user, kind: "approved", since: record.at }))]
       print(command, { anyone: owners.anyone, users: rows }, () =>
@@ -23,7 +23,7 @@ export function registerUsers(program: Command): void {
     .description("take back a pairing approval (<user>: channel:id, e.g. telegram:1001); the running Steward stops answering them at once")
     .action(async (user: string, _options: unknown, command: Command) => {
       if (!USER.test(user)) throw new CliError(`"${user}" is not a user: write it as <channel>:<id>, e.g. telegram:1001`, 2)
-      if (config().allowedUsers.users.has(user)) throw new CliError(`${user} is an owner in ALLOWED_USERS; remove them there and restart Steward`)
+      if (setting("ALLOWED_USERS").users.has(user)) throw new CliError(`${user} is an owner in ALLOWED_USERS; remove them there and restart Steward`)
       const result = await withStore(async (store) => {
         if (!(await store.allowed(user))) throw new CliError(`${user} is not an approved user (${channelOf(user)} users approved by pairing code are listed by \`steward users\`)`)
         return requestControl(store, "user.revoke", user)

@@ -3,7 +3,8 @@ import { z } from "zod"
 import { isTimeZone } from "../schedule/cron.ts"
 import { allowHostsSchema, type AllowList } from "../web/address-policy.ts"
 import { QUOTA_VARIABLES, quotasOf, type Quotas } from "./quotas.ts"
-import { allowedUsers, httpUrl, modelSpec, MODEL_EXPECTED, port, PROVIDERS, storeUrl, wholeNumber, type AllowedUsers, type Provider } from "./fields.ts"
+import { allowedUsers, httpUrl, modelSpec, MODEL_EXPECTED, port, PROVIDERS, slackAppToken, slackBotToken, storeUrl, telegramToken, wholeNumber, type AllowedUsers, type Provider } from "./fields.ts"
+import { halfSetPlatform, serverTimeZone } from "./platforms.ts"
 
 export { PROVIDERS, type AllowedUsers, type Provider } from "./fields.ts"
 
@@ -140,22 +141,20 @@ const schema = z.object({
   // Node's fetch gives up on its own after 300 s without headers or body data.
   MODEL_TIMEOUT: wholeNumber(1, 300).default(300),
   PERMISSIONS_FILE: z.string().optional(),
-  TELEGRAM_BOT_TOKEN: z.string().optional(),
+  TELEGRAM_BOT_TOKEN: telegramToken.optional(),
   TELEGRAM_API_ROOT: httpUrl().optional(),
   TELEGRAM_WEBHOOK_URL: httpUrl().optional(),
   // Telegram's rule for secret_token.
   TELEGRAM_WEBHOOK_SECRET: z.string().regex(/^[A-Za-z0-9_-]{1,256}$/, "expected 1-256 characters A-Z, a-z, 0-9, _ or -").optional(),
   TELEGRAM_WEBHOOK_PORT: port().default(8443),
-  SLACK_BOT_TOKEN: z.string().optional(),
-  SLACK_APP_TOKEN: z.string().optional(),
+  SLACK_BOT_TOKEN: slackBotToken.optional(),
+  SLACK_APP_TOKEN: slackAppToken.optional(),
   SLACK_SIGNING_SECRET: z.string().optional(),
   SLACK_PORT: port().default(3000),
   SLACK_API_URL: httpUrl().optional(),
   MEMORY_SCOPE: z.enum(["user", "shared"], "expected user or shared").default("user"),
-  DEFAULT_TIMEZONE: z
-    .string()
-    .refine(isTimeZone, 'expected an IANA time zone, e.g. "Europe/Berlin"')
-    .default(() => Intl.DateTimeFormat().resolvedOptions().timeZone),
+  // Unset: the server's zone (TZ), checked in loadConfig.
+  DEFAULT_TIMEZONE: z.string().refine(isTimeZone, 'expected an IANA time zone, e.g. "Europe/Berlin"').optional(),
   WORKSPACE_MAX_MB: wholeNumber(1, 1024 * 1024).default(500),
   // 5 MiB holds any article; the cap keeps a worker from pulling a video or a data dump into memory.
   FETCH_MAX_BYTES: wholeNumber(1024, 1024 ** 3).default(5 * 1024 * 1024),
@@ -224,6 +223,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const parsed = schema.safeParse(present)
   if (!parsed.success) throw issueError(parsed.error.issues[0]!, present)
   const vars = parsed.data
+  const halfSet = halfSetPlatform(present)
+  if (halfSet) throw notSet(halfSet.variable, halfSet.expected)
+  const server = serverTimeZone(present.TZ)
+  if ("error" in server) throw new ConfigError("TZ", server.error)
+  const defaultTimeZone = vars.DEFAULT_TIMEZONE ?? server.zone
 
   const modelFor = (role: (typeof ROLES)[number]): ModelSpec => {
     const variable = `${role.toUpperCase() as Uppercase<typeof role>}_MODEL` as const
@@ -234,7 +238,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   const models = { teller: modelFor("teller"), planner: modelFor("planner"), worker: modelFor("worker") }
 
-  const config = toConfig(vars, models)
+  const config = toConfig(vars, models, defaultTimeZone)
   for (const spec of Object.values(models)) checkProvider(spec, config)
   const transcribe = config.attachments.transcribeModel
   if (transcribe) {
@@ -287,7 +291,7 @@ export function checkProvider(spec: ModelSpec, config: Config): void {
   throw notSet(need.variable, `${need.expected}, because ${spec.variable} uses ${spec.provider}`)
 }
 
-function toConfig(vars: Vars, models: Config["models"]): Config {
+function toConfig(vars: Vars, models: Config["models"], defaultTimeZone: string): Config {
   return {
     dataDir: resolve(vars.DATA_DIR),
     storeUrl: vars.STORE_URL,
@@ -326,7 +330,7 @@ function toConfig(vars: Vars, models: Config["models"]): Config {
       apiUrl: vars.SLACK_API_URL,
     },
     memoryScope: vars.MEMORY_SCOPE,
-    defaultTimeZone: vars.DEFAULT_TIMEZONE,
+    defaultTimeZone,
     workspace: { quotaBytes: vars.WORKSPACE_MAX_MB * 1024 * 1024 },
     fetch: { maxBytes: vars.FETCH_MAX_BYTES, allowHosts: vars.FETCH_ALLOW_HOSTS },
     hooks: { token: vars.HOOKS_TOKEN, host: vars.HOOKS_HOST, port: vars.HOOKS_PORT },
@@ -366,11 +370,15 @@ export function dataDirOf(env: NodeJS.ProcessEnv = process.env): string {
 
 /** The Postgres store's URL (STORE_URL), undefined for SQLite; throws ConfigError on a bad one,
  *  for commands that need nothing else of the configuration (the CLI). */
-export function storeUrlOf(env: NodeJS.ProcessEnv = process.env): string | undefined {
-  if (!env.STORE_URL) return undefined
-  const parsed = schema.shape.STORE_URL.safeParse(env.STORE_URL)
-  if (!parsed.success) throw issueError({ ...parsed.error.issues[0]!, path: ["STORE_URL"] }, { STORE_URL: env.STORE_URL })
-  return parsed.data
+export const storeUrlOf = (env: NodeJS.ProcessEnv = process.env): string | undefined => settingOf("STORE_URL", env)
+
+/** One variable as start-up reads it (its default when unset), for commands that need it and
+ *  nothing else — `steward users` needs ALLOWED_USERS, not MODEL; ConfigError on a bad value. */
+export function settingOf<K extends keyof typeof schema.shape>(name: K, env: NodeJS.ProcessEnv = process.env): z.output<(typeof schema.shape)[K]> {
+  const raw = env[name] || undefined
+  const parsed = schema.shape[name].safeParse(raw)
+  if (!parsed.success) throw issueError({ ...parsed.error.issues[0]!, path: [name] }, { [name]: raw })
+  return parsed.data as z.output<(typeof schema.shape)[K]>
 }
 
 /** For entry points: `.env`, then the configuration; a mistake in either is reported in one

@@ -95,3 +95,19 @@ export const storeUrl = z.string().transform((value, ctx) => {
   ctx.addIssue({ code: "custom", message: STORE_URL_EXPECTED, params: { got: JSON.stringify(redactUrl(value)) } })
   return z.NEVER
 })
+
+/** A token that must look like `pattern`: refused before any request is made, showing the form
+ *  expected and only the first characters of what was given (it is a secret). */
+export function tokenLike(pattern: RegExp, expected: string) {
+  return z.string().transform((value, ctx) => {
+    if (pattern.test(value)) return value
+    const shown = value.length > 6 ? `${value.slice(0, 6)}…` : value
+    ctx.addIssue({ code: "custom", message: expected, params: { got: `${JSON.stringify(shown)} (${value.length} characters)` } })
+    return z.NEVER
+  })
+}
+
+// BotFather's form: the bot's numeric id, a colon, the secret part.
+export const telegramToken = tokenLike(/^\d+:[A-Za-z0-9_-]+$/, "expected <bot id>:<secret> as @BotFather gives it, e.g. 123456789:AAE…")
+export const slackBotToken = tokenLike(/^xoxb-\S+$/, "expected the Bot User OAuth Token, which starts with xoxb- (OAuth & Permissions)")
+export const slackAppToken = tokenLike(/^xapp-\S+$/, "expected an app-level token, which starts with xapp- (Basic Information → App-Level Tokens)")

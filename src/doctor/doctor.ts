@@ -1,7 +1,7 @@
-import { mkdir, rm, writeFile } from "node:fs/promises"
 import { join } from "node:path"
 import pino from "pino"
 import { chatChannels, dataDirOf, loadConfig, type Config } from "../config/config.ts"
+import { ensureDataDir } from "../config/data-dir.ts"
 import { redactUrl } from "../config/fields.ts"
 import { lockState } from "../lock/data-dir-lock.ts"
 import { mcpStatus } from "../mcp/hub.ts"
@@ -12,14 +12,11 @@ import { failed, passed, reason, type Check } from "./check.ts"
 
 /** The data folder can be written, and no stale process holds its lock. */
 async function checkDataDir(dataDir: string): Promise<Check[]> {
-  const probe = join(dataDir, `.doctor-${process.pid}`)
-  const writable = await mkdir(dataDir, { recursive: true })
-    .then(() => writeFile(probe, "ok"))
-    .then(() => rm(probe))
-    .then(
-      () => passed("data folder", `${dataDir} is writable`),
-      (error: unknown) => failed("data folder", `${dataDir} cannot be written: ${reason(error)}`, "give the user running Steward write access to it, or set DATA_DIR to a folder it owns"),
-    )
+  // The same check start-up makes (and the same words): a failure here is an exit 2 there.
+  const writable = await ensureDataDir(dataDir).then(
+    () => passed("data folder", `${dataDir} is writable`),
+    (error: unknown) => failed("data folder", reason(error), "give the user running Steward write access to it, or set DATA_DIR to a folder it owns"),
+  )
   const lock = await lockState(dataDir)
   const held =
     lock.state === "held"

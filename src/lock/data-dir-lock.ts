@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs"
 import { mkdir, readFile, rm, stat, writeFile } from "node:fs/promises"
 import { join } from "node:path"
 import { setTimeout as sleep } from "node:timers/promises"
@@ -99,15 +100,27 @@ async function pidIn(pidPath: string): Promise<number | undefined> {
 }
 
 /** Whether a process with this pid runs. Our own pid is not a holder: it is a predecessor that
- *  had the same pid (containers often start the server as pid 1 every time). */
+ *  had the same pid (containers often start the server as pid 1 every time). A zombie — exited,
+ *  not yet reaped by its parent (a supervisor that restarts it may reap late) — runs no more. */
 function alive(pid: number): boolean {
   if (pid === process.pid) return false
   try {
     process.kill(pid, 0)
-    return true
   } catch (error) {
     // EPERM: it exists, under another user.
-    return (error as NodeJS.ErrnoException).code === "EPERM"
+    return (error as NodeJS.ErrnoException).code === "EPERM" && !zombie(pid)
+  }
+  return !zombie(pid)
+}
+
+/** Linux's process state (the field after the parenthesised name in /proc/<pid>/stat) is Z;
+ *  elsewhere (no /proc) nothing is known, and the process counts as running. */
+function zombie(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
+    return stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z")
+  } catch {
+    return false
   }
 }
 

@@ -1,15 +1,23 @@
-import { parseCron } from "./cron.ts"
+import { parseScheduleCron } from "./cron.ts"
 
 export const CRON_USAGE = 'cron "<expr>" [--tz <zone>] [--count <n>]   show the next runs of a cron expression'
 
 const MAX_COUNT = 100
+
+/** What `steward cron --json` prints. */
+export interface CronPreview {
+  expression: string
+  timezone: string
+  kind: string
+  runs: Array<{ local: string; utc: string }>
+}
 
 /**
  * `steward cron "<expr>" [--tz Europe/Berlin] [--count 5]`: the next due times of an expression,
  * read exactly as a schedule reads it, so a user can see what it means before trusting it.
  * Returns the text to print, or the reason it cannot (a usage error or an expression refused).
  */
-export function cronPreview(args: string[], now = new Date()): { text: string } | { error: string } {
+export function cronPreview(args: string[], now = new Date()): { text: string; data: CronPreview } | { error: string } {
   const words: string[] = []
   let timezone: string | undefined
   let count = 5
@@ -28,7 +36,7 @@ export function cronPreview(args: string[], now = new Date()): { text: string } 
   // An unquoted expression arrives as several words (if the shell left its stars alone).
   const expression = words.join(" ")
   if (!expression.trim()) return { error: `usage: npm run steward -- ${CRON_USAGE}` }
-  const read = parseCron(expression, timezone)
+  const read = parseScheduleCron(expression, timezone)
   if ("error" in read) return read
   const zone = timezone ?? Intl.DateTimeFormat().resolvedOptions().timeZone
   const runs = read.schedule.nextRuns(count, now)
@@ -37,8 +45,9 @@ export function cronPreview(args: string[], now = new Date()): { text: string } 
       ? "fixed time: a time skipped by a DST change runs right after the jump, a repeated one once (first pass)"
       : "wildcard: runs through both passes of a repeated DST hour, none inside a skipped one"
   const lines = [`"${read.schedule.expression}" in ${zone} (${dst}); the next ${runs.length}:`]
-  for (const run of runs) lines.push(`  ${localTime(run, zone)}   ${run.toISOString().replace(".000Z", "Z")}`)
-  return { text: `${lines.join("\n")}\n` }
+  const shown = runs.map((run) => ({ local: localTime(run, zone), utc: run.toISOString().replace(".000Z", "Z") }))
+  for (const run of shown) lines.push(`  ${run.local}   ${run.utc}`)
+  return { text: `${lines.join("\n")}\n`, data: { expression: read.schedule.expression, timezone: zone, kind: read.schedule.kind, runs: shown } }
 }
 
 /** "Sun 2026-03-29 03:00:00 GMT+02:00": the wall-clock time in `zone`, with its offset. */

@@ -137,6 +137,15 @@ function valuesOf(field: string, max: number): string {
   return [...values].sort((a, b) => a - b).join(",")
 }
 
+/** A cron expression as a schedule takes it: read by parseCron, and at most one run a minute
+ *  (like interval's minimum: a seconds field may name one second only). The `schedule` tool and
+ *  `steward cron` both read it here, so the preview refuses what a schedule refuses, in the same words. */
+export function parseScheduleCron(expression: string, timezone?: string): { schedule: CronSchedule } | { error: string } {
+  const read = parseCron(expression, timezone)
+  if ("error" in read || read.schedule.seconds === undefined || /^\d+$/.test(read.schedule.seconds)) return read
+  return { error: "runs more than once a minute: give the seconds field one value" }
+}
+
 export function isTimeZone(name: string): boolean {
   try {
     new Intl.DateTimeFormat("en-US", { timeZone: name })

@@ -1,6 +1,6 @@
 import { z } from "zod"
 import { Condition } from "./condition.ts"
-import { isTimeZone, parseCron } from "./cron.ts"
+import { isTimeZone, parseScheduleCron } from "./cron.ts"
 
 /** What a quiet trigger's run answers when there is nothing to report. */
 export const NO_REPORT = "NO_REPORT"
@@ -8,18 +8,14 @@ export const NO_REPORT = "NO_REPORT"
 /** A run later than this is not worth doing any more; it also bounds the catch-up search. */
 const MAX_LATENESS_S = 86_400
 
-/** Read by parseCron, as the engine reads it (a misread or unknown expression is refused with
- *  the reason). At most one run a minute, like interval's minimum: a seconds field may name one
- *  second only. */
+/** Read as the engine reads it (parseScheduleCron: a misread or unknown expression, or one that
+ *  runs more than once a minute, is refused with the reason). */
 const CronExpression = z
   .string()
   .trim()
   .superRefine((expression, ctx) => {
-    const read = parseCron(expression)
+    const read = parseScheduleCron(expression)
     if ("error" in read) ctx.addIssue({ code: "custom", message: read.error })
-    else if (read.schedule.seconds !== undefined && !/^\d+$/.test(read.schedule.seconds)) {
-      ctx.addIssue({ code: "custom", message: "runs more than once a minute: give the seconds field one value" })
-    }
   })
 
 const TimeZone = z.string().refine(isTimeZone, { error: (issue) => `unknown IANA time zone "${String(issue.input)}" (e.g. "Europe/Berlin")` })

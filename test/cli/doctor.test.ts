@@ -76,6 +76,17 @@ describe("steward doctor", () => {
     expect(checks.slice(1).map((check) => check.name)).toEqual(["data folder", "data folder lock"])
   })
 
+  it.each([
+    [{ SLACK_APP_TOKEN: "xapp-1-A" }, "SLACK_BOT_TOKEN is not set"],
+    [{ SLACK_SIGNING_SECRET: "abc" }, "SLACK_BOT_TOKEN is not set"],
+    [{ TELEGRAM_WEBHOOK_SECRET: "s3cret" }, "TELEGRAM_BOT_TOKEN is not set"],
+    [{ TELEGRAM_BOT_TOKEN: "hello" }, "TELEGRAM_BOT_TOKEN: expected <bot id>:<secret>"],
+    [{ SLACK_BOT_TOKEN: "xoxp-1", SLACK_APP_TOKEN: "xapp-1" }, "SLACK_BOT_TOKEN: expected the Bot User OAuth Token, which starts with xoxb-"],
+  ])("fails a half-set or malformed chat setting %o as start-up refuses it", async (extra, detail) => {
+    const checks = await runDoctor(env(extra))
+    expect(checks[0]).toMatchObject({ name: "configuration", ok: false, detail: expect.stringContaining(detail) })
+  })
+
   it("fails on a data folder that cannot be written", async () => {
     const file = join(dataDir, "a-file")
     writeFileSync(file, "")

@@ -59,7 +59,9 @@ describe("loadConfig", () => {
       MODEL_MAX_RETRIES: "0",
       MODEL_TIMEOUT: "30",
       PERMISSIONS_FILE: "perms.json",
+      TELEGRAM_BOT_TOKEN: "1:x",
       TELEGRAM_WEBHOOK_URL: "https://bot.example.com/tg",
+      TELEGRAM_WEBHOOK_SECRET: "s3cret",
       TELEGRAM_WEBHOOK_PORT: "8443",
       SLACK_PORT: "3100",
       MEMORY_SCOPE: "shared",
@@ -100,6 +102,42 @@ describe("loadConfig", () => {
     expect(errorOf({ ...BASE, SLACK_BOT_TOKEN: "xoxb-1" }).variable).toBe("SLACK_SIGNING_SECRET")
     expect(loadConfig({ ...BASE, SLACK_BOT_TOKEN: "xoxb-1", SLACK_APP_TOKEN: "xapp-1" }).slack.appToken).toBe("xapp-1")
     expect(errorOf({ ...BASE, HOOKS_TOKEN: "short" }).variable).toBe("HOOKS_TOKEN")
+  })
+
+  it.each([
+    [{ SLACK_APP_TOKEN: "xapp-1-A" }, "SLACK_BOT_TOKEN", "because SLACK_APP_TOKEN is set"],
+    [{ SLACK_SIGNING_SECRET: "abc" }, "SLACK_BOT_TOKEN", "because SLACK_SIGNING_SECRET is set"],
+    [{ TELEGRAM_WEBHOOK_SECRET: "s3cret" }, "TELEGRAM_BOT_TOKEN", "because TELEGRAM_WEBHOOK_SECRET is set"],
+    [{ TELEGRAM_WEBHOOK_URL: "https://bot.example.com/tg", TELEGRAM_WEBHOOK_SECRET: "s3cret" }, "TELEGRAM_BOT_TOKEN", "because TELEGRAM_WEBHOOK_URL is set"],
+    [{ TELEGRAM_BOT_TOKEN: "1:x", TELEGRAM_WEBHOOK_SECRET: "s3cret" }, "TELEGRAM_WEBHOOK_URL", "because TELEGRAM_WEBHOOK_SECRET is set"],
+  ])("refuses a half-set chat platform %o, naming %s", (env, variable, because) => {
+    const error = errorOf({ ...BASE, ...env })
+    expect(error.variable).toBe(variable)
+    expect(error.message).toMatch(new RegExp(`^${variable} is not set: expected .*${because}$`))
+  })
+
+  it.each([
+    ["TELEGRAM_BOT_TOKEN", "hello", 'TELEGRAM_BOT_TOKEN: expected <bot id>:<secret> as @BotFather gives it, e.g. 123456789:AAE…, got "hello" (5 characters)'],
+    ["TELEGRAM_BOT_TOKEN", "123456:AA bad", 'TELEGRAM_BOT_TOKEN: expected <bot id>:<secret> as @BotFather gives it, e.g. 123456789:AAE…, got "123456…" (13 characters)'],
+    ["TELEGRAM_BOT_TOKEN", "bot123:AAx", 'TELEGRAM_BOT_TOKEN: expected <bot id>:<secret> as @BotFather gives it, e.g. 123456789:AAE…, got "bot123…" (10 characters)'],
+    ["SLACK_BOT_TOKEN", "xoxp-123-456", 'SLACK_BOT_TOKEN: expected the Bot User OAuth Token, which starts with xoxb- (OAuth & Permissions), got "xoxp-1…" (12 characters)'],
+    ["SLACK_APP_TOKEN", "xoxb-123", 'SLACK_APP_TOKEN: expected an app-level token, which starts with xapp- (Basic Information → App-Level Tokens), got "xoxb-1…" (8 characters)'],
+  ])("checks the form of %s before any request (%s), showing only its start", (variable, value, message) => {
+    const env = { ...BASE, SLACK_BOT_TOKEN: "xoxb-1", SLACK_SIGNING_SECRET: "s", [variable]: value }
+    expect(errorOf(env).message).toBe(message)
+  })
+
+  it("accepts any token of the documented forms", () => {
+    expect(loadConfig({ ...BASE, TELEGRAM_BOT_TOKEN: "7:a_B-9" }).telegram.botToken).toBe("7:a_B-9")
+    expect(loadConfig({ ...BASE, SLACK_BOT_TOKEN: "xoxb-1-2-abc", SLACK_APP_TOKEN: "xapp-1-A-2" }).slack.botToken).toBe("xoxb-1-2-abc")
+  })
+
+  it("refuses a TZ the system cannot read, and takes a readable one as the default zone", () => {
+    expect(errorOf({ ...BASE, TZ: "Mars/Olympus" }).message).toBe('TZ: expected an IANA time zone, e.g. Europe/Berlin (or unset TZ and set DEFAULT_TIMEZONE), got "Mars/Olympus"')
+    expect(errorOf({ ...BASE, TZ: "UTC0", DEFAULT_TIMEZONE: "Europe/Berlin" }).variable).toBe("TZ")
+    expect(loadConfig({ ...BASE, TZ: "Asia/Tokyo" }).defaultTimeZone).toBe("Asia/Tokyo")
+    expect(loadConfig({ ...BASE, TZ: ":Asia/Tokyo" }).defaultTimeZone).toBe("Asia/Tokyo")
+    expect(loadConfig({ ...BASE, TZ: "Asia/Tokyo", DEFAULT_TIMEZONE: "Europe/Berlin" }).defaultTimeZone).toBe("Europe/Berlin")
   })
 
   it("treats empty strings as unset", () => {

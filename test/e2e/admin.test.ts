@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from "node:fs"
+import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
@@ -57,7 +57,8 @@ describe("admin endpoints (real program)", () => {
     const port = await steward.adminPort()
     const health = await get(port, "/healthz")
     expect(health.status).toBe(200)
-    expect(await health.json()).toEqual({ status: "ok", ok: true, store: { ok: true }, channels: { console: { ok: true, reconnects: 0 } }, reasons: [] })
+    const { version } = JSON.parse(readFileSync("package.json", "utf8")) as { version: string }
+    expect(await health.json()).toEqual({ status: "ok", version, uptimeSeconds: expect.any(Number), ok: true, store: { ok: true }, channels: { console: { ok: true, reconnects: 0 } }, reasons: [] })
 
     steward.send("hello")
     await steward.waitFor((p) => p.replies.length >= 1, "the reply")
@@ -81,6 +82,9 @@ describe("admin endpoints (real program)", () => {
     expect(sample(text, 'steward_channel_up{channel="console"}')).toBe(1)
     expect(sample(text, 'steward_channel_reconnects_total{channel="console"}')).toBe(0)
     for (const name of ["steward_turns_total", "steward_trigger_firings_total", "steward_dedupe_hits_total"]) expect(text).toContain(`# TYPE ${name} counter`)
+    // The process's own metrics (prom-client's defaults) and which version answers.
+    expect(sample(text, `steward_build_info{version="${version}"}`)).toBe(1)
+    for (const name of ["process_cpu_seconds_total", "process_resident_memory_bytes", "nodejs_eventloop_lag_seconds", "process_start_time_seconds"]) expect(text).toContain(`# TYPE ${name} `)
     expect((await get(port, "/nothing")).status).toBe(404)
   })
 

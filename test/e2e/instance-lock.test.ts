@@ -4,7 +4,7 @@
  * a copy killed outright leaves a lock the next start takes over at once.
  */
 import { spawn } from "node:child_process"
-import { existsSync, mkdtempSync, rmSync } from "node:fs"
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -86,6 +86,26 @@ describe("one Steward per data folder", () => {
     const next = start()
     await running(next)
     expect(next.child.exitCode).toBeNull()
+  }, 90_000)
+
+  it("takes over at once the lock of a copy that exited but was not reaped (a zombie)", async () => {
+    // The shell starts Steward (its input a pipe that stays open) and becomes `sleep`, which never
+    // reaps it: killed, Steward stays a zombie whose pid still answers kill(pid, 0).
+    const env = { PATH: process.env.PATH ?? "", DATA_DIR: dataDir, MODEL: "openai-compatible:unused", OPENAI_COMPATIBLE_BASE_URL: "http://127.0.0.1:9/v1", LOG_LEVEL: "info", ADMIN_PORT: "off" }
+    const parent = spawn("sh", ["-c", `sleep 120 | "${process.execPath}" dist/main.js & exec sleep 120`], { cwd: ROOT, env, stdio: ["ignore", "ignore", "pipe"] })
+    let stderr = ""
+    parent.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk))
+    try {
+      await waitFor(() => stderr.includes("Steward started"), 30_000)
+      const pid = Number(readFileSync(join(dataDir, "steward.pid"), "utf8"))
+      process.kill(pid, "SIGKILL")
+      await waitFor(() => readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.startsWith("Z"), 10_000)
+      const next = start()
+      await running(next)
+      expect(next.child.exitCode).toBeNull()
+    } finally {
+      parent.kill("SIGKILL")
+    }
   }, 90_000)
 
   it("keeps running after POST /hooks/% with a valid token, which answers 400", async () => {

@@ -410,7 +410,8 @@ export async function startModelServer(script: Script, opts: ModelServerOptions 
       return
     }
     if ("error" in r) {
-      const headers: Record<string, string> = {}
+      // As OpenAI does: the id the provider's support finds the call by.
+      const headers: Record<string, string> = { "x-request-id": `req_fake_${requests.length}` }
       if (r.error.retryAfterMs !== undefined) headers["retry-after-ms"] = String(r.error.retryAfterMs)
       sendError(res, r.error.status, r.error.message ?? `scripted error ${r.error.status}`, headers)
       return

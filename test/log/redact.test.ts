@@ -57,7 +57,7 @@ describe("secrets in logs", () => {
   it("never reach the log file at debug level: messages, error causes, nested errors, properties, URLs", async () => {
     const logFile = join(dir, "steward.log")
     const errors: string[] = []
-    const log = createLogger({ ...secretConfig, logLevel: "debug", logFile }, (entry) => errors.push(JSON.stringify(entry)))
+    const log = await createLogger({ ...secretConfig, logLevel: "debug", logFile }, (entry) => errors.push(JSON.stringify(entry)))
     for (const secret of ALL) {
       for (const form of spellings(secret)) {
         const url = `https://host.example/bot${form}/getUpdates?key=${form}`

@@ -195,6 +195,15 @@ describe("steward cron", () => {
         '"30 2 * * *" in Europe/Berlin (fixed time: a time skipped by a DST change runs right after the jump, a repeated one once (first pass)); the next 2:\n' +
         "  Sun 2026-03-29 03:00:00 GMT+02:00   2026-03-29T01:00:00Z\n" +
         "  Mon 2026-03-30 02:30:00 GMT+02:00   2026-03-30T00:30:00Z\n",
+      data: {
+        expression: "30 2 * * *",
+        timezone: "Europe/Berlin",
+        kind: "fixed-time",
+        runs: [
+          { local: "Sun 2026-03-29 03:00:00 GMT+02:00", utc: "2026-03-29T01:00:00Z" },
+          { local: "Mon 2026-03-30 02:30:00 GMT+02:00", utc: "2026-03-30T00:30:00Z" },
+        ],
+      },
     })
   })
 

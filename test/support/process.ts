@@ -31,13 +31,15 @@ export class StewardProcess {
 
   /** `node dist/main.js`, or with `viaNpm` `npm start` as an operator runs it. The admin
    *  server is off unless the test turns it on (ADMIN_PORT=0 picks a free port). */
-  static start(env: Record<string, string>, { viaNpm = false }: { viaNpm?: boolean } = {}): StewardProcess {
+  static start(env: Record<string, string>, { viaNpm = false, uid }: { viaNpm?: boolean; uid?: number } = {}): StewardProcess {
     const [command, args] = viaNpm ? ["npm", ["start", "--silent"]] : [process.execPath, ["dist/main.js"]]
     const child = spawn(command, args, {
       cwd: ROOT,
       // Only what the test gives: no keys or tokens from the developer's environment leak in.
       env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", LOG_LEVEL: "warn", ADMIN_PORT: "off", ...env },
       stdio: ["pipe", "pipe", "pipe"],
+      // Another user (tests run as root): what that user may not write.
+      ...(uid === undefined ? {} : { uid, gid: uid }),
     })
     return new StewardProcess(child)
   }
