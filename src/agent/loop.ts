@@ -230,6 +230,7 @@ function reportUsage(input: LoopInput, role: UsageSample["role"], usage: Languag
     agent: context.agent,
     conversation: context.conversation,
     sessionId: context.sessionId,
+    user: context.user,
     taskId: context.taskId,
     model: modelName(input.model),
     input: usage.inputTokens ?? 0,

@@ -1,5 +1,6 @@
 import type { Command } from "commander"
 import type { TriggerRecord } from "../core/types.ts"
+import { ownerTriggers } from "../owner/queries.ts"
 import { clip, print, resolveId, table, when, withStore } from "./common.ts"
 import { requestControl } from "./control.ts"
 
@@ -16,7 +17,7 @@ export function registerTriggers(program: Command): void {
     .description("list schedules: active and paused ones (--all: ended too)")
     .option("--all", "include ended and cancelled schedules")
     .action(async (options: { all?: boolean }, command: Command) => {
-      const triggers = await withStore(async (store) => (await store.triggers()).filter((t) => options.all || t.status === "active" || t.status === "paused"))
+      const triggers = await withStore((store) => ownerTriggers(store, options))
       print(command, triggers, () =>
         triggers.length === 0
           ? "no schedules\n"

@@ -1,8 +1,8 @@
 import type { Command } from "commander"
-import { summariseUsage, type UsageRow } from "../usage/usage.ts"
+import { ownerUsage } from "../owner/queries.ts"
+import type { UsageRow } from "../usage/usage.ts"
 import { CliError, print, table, withStore } from "./common.ts"
 
-const DAY_MS = 86_400_000
 const share = (row: UsageRow) => (row.input === 0 ? "-" : `${Math.round(100 * row.cachedShare)}%`)
 
 export function registerUsage(program: Command): void {
@@ -13,8 +13,7 @@ export function registerUsage(program: Command): void {
     .action(async (options: { days: string }, command: Command) => {
       const days = Number(options.days)
       if (!Number.isInteger(days) || days < 1 || days > 366) throw new CliError("--days is a whole number from 1 to 366", 2)
-      const since = Date.now() - days * DAY_MS
-      const summary = summariseUsage(await withStore((store) => store.usageSince(since)), { days })
+      const summary = await withStore((store) => ownerUsage(store, days))
       const rows = [...summary.byDay, ...summary.byRole]
       print(command, summary, () =>
         rows.length === 0
