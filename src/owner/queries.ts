@@ -119,6 +119,14 @@ export async function ownerTriggers(store: Store, options: { all?: boolean }): P
   return triggers.filter((t) => options.all || t.status === "active" || t.status === "paused")
 }
 
+/** When a schedule runs, in a few words; `at` writes a time. */
+export function cadence(trigger: TriggerRecord, at: (iso: string) => string): string {
+  if (trigger.cron) return `cron ${trigger.cron}${trigger.timezone ? ` ${trigger.timezone}` : ""}`
+  if (trigger.interval) return `every ${trigger.interval} s`
+  if (trigger.runAt) return `at ${at(trigger.runAt)}`
+  return `when ${JSON.stringify(trigger.condition)}`
+}
+
 /** How a schedule's latest firing went, in the owner's words: `delivered` (its report arrived),
  *  `quiet` (it ran and had nothing to report), `failed`, `missed` (its time passed while
  *  Steward was down, or a run was still going), `running`, or `none` yet. */
