@@ -149,7 +149,8 @@ function notice(text: string, error: boolean): void {
 
 async function refresh(): Promise<void> {
   try {
-    const response = await fetch("/console/state", { headers: { accept: "application/json" } })
+    // The same request as the page's preload (credentials included), so the first one is reused.
+    const response = await fetch("/console/state", { credentials: "include" })
     if (response.status === 401) return void location.assign("/login")
     if (!response.ok) throw new Error(`the state answered ${response.status}`)
     const text = await response.text()
