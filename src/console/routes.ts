@@ -31,32 +31,44 @@ export class ConsoleRoutes {
   }
 
   async handle(req: IncomingMessage, res: ServerResponse, path: string): Promise<boolean> {
-    const method = req.method === "HEAD" ? "GET" : req.method
-    const asset = PUBLIC_ASSETS[path]
-    if (asset && method === "GET") return this.file(req, res, this.assets[asset]), true
+    const ours = Object.hasOwn(PUBLIC_ASSETS, path) || path === "/login" || path === "/" || path === "/logout" || path === "/console/state" || isActionPath(path)
+    if (ours) await this.route(req, res, path, req.method === "HEAD" ? "GET" : (req.method ?? "GET"))
+    return ours
+  }
+
+  private async route(req: IncomingMessage, res: ServerResponse, path: string, method: string): Promise<void> {
+    const asset = Object.hasOwn(PUBLIC_ASSETS, path) ? PUBLIC_ASSETS[path] : undefined
+    if (asset) return method === "GET" ? this.file(req, res, this.assets[asset]) : this.refuse(req, res, 405, "GET")
     if (path === "/login") {
-      if (method === "GET") return this.file(req, res, this.assets["login.html"]), true
-      if (method === "POST") return await this.login(req, res), true
-      return this.refuse(req, res, 405, "GET or POST"), true
+      if (method === "GET") return this.file(req, res, this.assets["login.html"])
+      if (method === "POST") return this.login(req, res)
+      return this.refuse(req, res, 405, "GET or POST")
     }
-    const known = path === "/" || path === "/logout" || path === "/console/state" || isActionPath(path)
-    if (!known) return false
     const credential = this.auth.check(req)
-    if (credential === undefined && path === "/" && method === "GET") return redirect(res, "/login"), req.resume(), true
-    if (credential === undefined || credential === "wrong") return this.refuse(req, res, 401, credential === "wrong" ? "wrong bearer token" : "sign in first: POST /login, or Authorization: Bearer <ADMIN_TOKEN>"), true
-    if (method === "GET" && path === "/") return this.file(req, res, this.assets["index.html"]), true
-    if (method === "GET" && path === "/console/state") return req.resume(), sendJson(res, 200, await consoleSnapshot(this.sources)), true
-    if (method !== "POST") return this.refuse(req, res, 405, "POST"), true
+    if (credential === undefined && path === "/" && method === "GET") {
+      req.resume()
+      return redirect(res, "/login")
+    }
+    if (credential === undefined || credential === "wrong") return this.refuse(req, res, 401, credential === "wrong" ? "wrong bearer token" : "sign in first: POST /login, or Authorization: Bearer <ADMIN_TOKEN>")
+    if (method === "GET" && path === "/") return this.file(req, res, this.assets["index.html"])
+    if (method === "GET" && path === "/console/state") {
+      req.resume()
+      return sendJson(res, 200, await consoleSnapshot(this.sources))
+    }
+    if (method !== "POST") return this.refuse(req, res, 405, "POST")
     // A bearer token is never sent by a browser on its own; a cookie is, so its requests must
     // come from the console's own page.
-    if (credential === "session" && !sameOrigin(req, false)) return this.refuse(req, res, 403, "a request from another site"), true
-    if (path === "/logout") return req.resume(), redirect(res, "/login", { "set-cookie": this.auth.signOut(req) }), true
+    if (credential === "session" && !sameOrigin(req, false)) return this.refuse(req, res, 403, "a request from another site")
+    if (path === "/logout") {
+      req.resume()
+      return redirect(res, "/login", { "set-cookie": this.auth.signOut(req) })
+    }
     // JSON only: a cross-site form or a simple fetch cannot send it without the browser asking first.
-    if (!/^application\/json\b/i.test(req.headers["content-type"] ?? "")) return this.refuse(req, res, 415, "send application/json"), true
+    if (!/^application\/json\b/i.test(req.headers["content-type"] ?? "")) return this.refuse(req, res, 415, "send application/json")
     req.resume()
     const outcome = await runAction(this.sources.store, path)
     this.log.info({ path, outcome: outcome.body }, "owner console action")
-    return sendJson(res, outcome.status, outcome.body), true
+    sendJson(res, outcome.status, outcome.body)
   }
 
   private async login(req: IncomingMessage, res: ServerResponse): Promise<void> {

@@ -129,8 +129,9 @@ export function cadence(trigger: TriggerRecord, at: (iso: string) => string): st
 
 /** How a schedule's latest firing went, in the owner's words: `delivered` (its report arrived),
  *  `quiet` (it ran and had nothing to report), `failed`, `missed` (its time passed while
- *  Steward was down, or a run was still going), `running`, or `none` yet. */
-export type FiringStatus = "delivered" | "quiet" | "failed" | "missed" | "running" | "none"
+ *  Steward was down, or a run was still going), `running`, `ran` (its run ended and no report
+ *  has been delivered yet), or `none` yet. */
+export type FiringStatus = "delivered" | "quiet" | "failed" | "missed" | "running" | "ran" | "none"
 
 export interface LastFiring {
   status: FiringStatus
@@ -145,8 +146,7 @@ export function firingStatus(firing: FiringRecord | undefined): LastFiring {
   if (firing.status === "failed") return { status: "failed", at, error: firing.error }
   if (firing.nothingToReport) return { status: "quiet", at }
   if (firing.status === "delivered") return { status: "delivered", at }
-  // Ran without a report recorded: a schedule whose result went to the Teller, not to a chat.
-  if (firing.status === "ran") return { status: "quiet", at }
+  if (firing.status === "ran") return { status: "ran", at }
   return { status: "running", at }
 }
 

@@ -8,11 +8,12 @@ import { firingStatus } from "../../src/owner/queries.ts"
 const firing = (extra: Partial<FiringRecord>): FiringRecord => ({ id: "T/1", triggerId: "T", scheduledFor: "2026-03-10T08:00:00.000Z", at: "2026-03-10T08:00:00.000Z", outcome: "fired", status: "fired", ...extra })
 
 describe("a schedule's last firing in the owner's words", () => {
-  it("tells delivered, quiet, failed, missed, running and none apart", () => {
+  it("tells delivered, quiet, failed, missed, running, ran and none apart", () => {
     expect(firingStatus(undefined)).toEqual({ status: "none" })
     expect(firingStatus(firing({ status: "delivered", messageId: "9" })).status).toBe("delivered")
     expect(firingStatus(firing({ status: "delivered", nothingToReport: true })).status).toBe("quiet")
-    expect(firingStatus(firing({ status: "ran" })).status).toBe("quiet")
+    expect(firingStatus(firing({ status: "ran", nothingToReport: true })).status).toBe("quiet")
+    expect(firingStatus(firing({ status: "ran" })).status).toBe("ran")
     expect(firingStatus(firing({ status: "failed", error: "model down" }))).toEqual({ status: "failed", at: "2026-03-10T08:00:00.000Z", error: "model down" })
     expect(firingStatus(firing({ outcome: "missed_skipped", status: "skipped" })).status).toBe("missed")
     expect(firingStatus(firing({ outcome: "skipped_overlap", status: "skipped" })).status).toBe("missed")
