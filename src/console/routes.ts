@@ -4,13 +4,15 @@ import { isActionPath, runAction } from "./actions.ts"
 import { loadAssets, type Asset, type AssetName } from "./assets.ts"
 import { ConsoleAuth } from "./auth.ts"
 import { readBody, redirect, send, sendJson, sameOrigin } from "./http.ts"
-import { consoleSnapshot, type ConsoleSources } from "./snapshot.ts"
+import { consoleSnapshot, type ConsoleSnapshot, type ConsoleSources } from "./snapshot.ts"
 
 /** Public: the login page needs its style; neither holds anything of the owner's. */
 const PUBLIC_ASSETS: Record<string, AssetName> = { "/console/console.css": "console.css", "/console/console.js": "console.js", "/favicon.svg": "favicon.svg" }
 const LOGIN_BODY_MAX = 4096
 const FAILED_MARK = "<!--failed-->"
 const FAILED_TEXT = '<p class="failed" role="alert">That is not the console token.</p>'
+/** Open tabs each read the state every 2 s; within this, they share one read of the store. */
+const SNAPSHOT_SHARED_MS = 1000
 
 /**
  * The owner console on the admin server, when ADMIN_TOKEN is set:
@@ -21,6 +23,7 @@ const FAILED_TEXT = '<p class="failed" role="alert">That is not the console toke
 export class ConsoleRoutes {
   private readonly auth: ConsoleAuth
   private readonly assets = loadAssets()
+  private latest?: { at: number; snapshot: Promise<ConsoleSnapshot> }
 
   constructor(
     token: string,
@@ -53,7 +56,7 @@ export class ConsoleRoutes {
     if (method === "GET" && path === "/") return this.file(req, res, this.assets["index.html"])
     if (method === "GET" && path === "/console/state") {
       req.resume()
-      return sendJson(res, 200, await consoleSnapshot(this.sources))
+      return sendJson(res, 200, await this.snapshot())
     }
     if (method !== "POST") return this.refuse(req, res, 405, "POST")
     // A bearer token is never sent by a browser on its own; a cookie is, so its requests must
@@ -67,8 +70,22 @@ export class ConsoleRoutes {
     if (!/^application\/json\b/i.test(req.headers["content-type"] ?? "")) return this.refuse(req, res, 415, "send application/json")
     req.resume()
     const outcome = await runAction(this.sources.store, path)
+    // The page reads the state again at once to show what the action changed.
+    this.latest = undefined
     this.log.info({ path, outcome: outcome.body }, "owner console action")
     sendJson(res, outcome.status, outcome.body)
+  }
+
+  private snapshot(): Promise<ConsoleSnapshot> {
+    if (this.latest && Date.now() - this.latest.at < SNAPSHOT_SHARED_MS) return this.latest.snapshot
+    const snapshot = consoleSnapshot(this.sources)
+    const latest = { at: Date.now(), snapshot }
+    this.latest = latest
+    // A failed read is not shared: the next request tries again.
+    snapshot.catch(() => {
+      if (this.latest === latest) this.latest = undefined
+    })
+    return snapshot
   }
 
   private async login(req: IncomingMessage, res: ServerResponse): Promise<void> {

@@ -20,9 +20,12 @@ let server: AdminServer
 let base: string
 let inbox: ControlInbox | undefined
 
+let reads = 0
+
 async function serve(withConsole: boolean): Promise<void> {
+  reads = 0
   const routes = withConsole
-    ? new ConsoleRoutes(TOKEN, { store, channels: () => [{ name: "telegram", health: { ok: false, reason: "could not reach the Telegram API", reconnects: 2 } }], mcp: () => [{ name: "files", state: "up", tools: 3 }], ownerZone: () => "Asia/Tokyo" }, log)
+    ? new ConsoleRoutes(TOKEN, { store, channels: () => (reads++, [{ name: "telegram", health: { ok: false, reason: "could not reach the Telegram API", reconnects: 2 } }]), mcp: () => [{ name: "files", state: "up", tools: 3 }], ownerZone: () => "Asia/Tokyo" }, log)
     : undefined
   server = new AdminServer(healthy, new Metrics(), log, routes)
   base = `http://127.0.0.1:${await server.start(0, "127.0.0.1")}`
@@ -143,5 +146,16 @@ describe("the owner console's HTTP surface", () => {
       expect(response.headers.get("x-content-type-options"), path).toBe("nosniff")
       expect(await response.text(), path).not.toContain(TOKEN)
     }
+  })
+
+  it("lets tabs polling at once share one read of the store, and reads afresh after an action", async () => {
+    await store.save({ tasks: [taskRecord("01TASKDONE0000000000000000")] })
+    await serve(true)
+    const state = () => fetch(`${base}/console/state`, { headers: bearer }).then((response) => response.json())
+    await Promise.all([state(), state(), state()])
+    expect(reads).toBe(1)
+    await fetch(`${base}/console/tasks/01TASKDONE0000000000000000/cancel`, { method: "POST", headers: { ...bearer, "content-type": "application/json" }, body: "{}" })
+    await state()
+    expect(reads).toBe(2)
   })
 })
