@@ -71,12 +71,14 @@ export async function runConsoleBench(figures: Figures): Promise<void> {
     const bytes = (await Promise.all(paths.map(size))).reduce((sum, n) => sum + n, 0)
     figures.add("console_first_load_kb", bytes / 1024, "KB", "<= 300")
     const times: number[] = []
-    for (let i = 0; i < 9; i++) {
+    for (let i = 0; i < 5; i++) {
+      // Apart by more than the second within which tabs share a read: each one reads the store.
+      await new Promise((resolve) => setTimeout(resolve, 1100))
       const began = performance.now()
       await size("/console/state")
       times.push(performance.now() - began)
     }
-    figures.add("console_state_ms", times.sort((a, b) => a - b)[4]!, "ms")
+    figures.add("console_state_ms", times.sort((a, b) => a - b)[2]!, "ms")
     const browser = await launchChromium()
     try {
       const renders: number[] = []

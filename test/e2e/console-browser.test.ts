@@ -121,25 +121,23 @@ describe("the owner console in a real browser (headless Chromium against the bui
     expect(cookie).toMatchObject({ httpOnly: true, sameSite: "Strict" })
   })
 
-  it("loads under 300 KB and renders the seeded dashboard in under 1.5 s", async () => {
-    /** One load in a fresh browser context (nothing cached): its bytes (page, script, style, icon,
-     *  state) and, on the browser's own clock, the time from the navigation's start to the first render. */
-    const load = async () => {
-      const context = await browser.newContext({ storageState: await page.context().storageState() })
-      const fresh = await context.newPage()
-      const bytes: number[] = []
-      fresh.on("response", (response) => void response.body().then((body) => bytes.push(body.length), () => {}))
-      await fresh.goto(`${base}/`)
-      await fresh.waitForSelector("body[data-state=live]", { timeout: 5000 })
-      const renderMs = await fresh.evaluate(() => performance.getEntriesByName("console-rendered")[0]!.startTime)
-      await context.close()
-      return { bytes: bytes.reduce((sum, n) => sum + n, 0), renderMs: Math.round(renderMs) }
-    }
-    // Best of three: the machine is shared, and what others run only ever adds to a render.
-    const loads = [await load(), await load(), await load()]
-    console.log(JSON.stringify({ loads }))
-    expect(Math.max(...loads.map((l) => l.bytes))).toBeLessThan(300 * 1024)
-    expect(Math.min(...loads.map((l) => l.renderMs))).toBeLessThan(1500)
+  it("loads under 300 KB, everything from Steward itself, and marks its first render", async () => {
+    // A fresh browser context: nothing cached, the whole first load (page, script, style, icon, state).
+    const context = await browser.newContext({ storageState: await page.context().storageState() })
+    const fresh = await context.newPage()
+    const responses: Array<{ url: string; bytes: number }> = []
+    fresh.on("response", (response) => void response.body().then((body) => responses.push({ url: response.url(), bytes: body.length }), () => {}))
+    await fresh.goto(`${base}/`)
+    await fresh.waitForSelector("body[data-state=live]", { timeout: 5000 })
+    // How long it took is a benchmark figure (console_render_ms, npm run bench), not a timed test.
+    const renderMs = await fresh.evaluate(() => performance.getEntriesByName("console-rendered")[0]?.startTime)
+    await context.close()
+    expect(responses.every((response) => response.url.startsWith(`${base}/`))).toBe(true)
+    expect(responses.map((response) => new URL(response.url).pathname).sort()).toEqual(["/", "/console/console.css", "/console/console.js", "/console/state", "/favicon.svg"])
+    const bytes = responses.reduce((sum, response) => sum + response.bytes, 0)
+    expect(bytes).toBeLessThan(300 * 1024)
+    expect(renderMs).toBeGreaterThan(0)
+    console.log(JSON.stringify({ firstLoadBytes: bytes, renderMs: Math.round(renderMs!) }))
   })
 
   it("serves the page with a strict Content-Security-Policy and no framing", async () => {
