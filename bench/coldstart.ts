@@ -50,7 +50,7 @@ async function coldStart(modelUrl: string): Promise<number> {
 }
 
 /** The admin port from the "Steward started" log line; rejects if the program ends first. */
-function adminPort(stderr: NodeJS.ReadableStream): Promise<number> {
+export function adminPort(stderr: NodeJS.ReadableStream): Promise<number> {
   return new Promise((resolve, reject) => {
     let text = ""
     stderr.setEncoding("utf8")

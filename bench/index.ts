@@ -1,5 +1,6 @@
 /** `npm run bench [-- --json]`: every benchmark, figures beside their targets. */
 import { runColdStartBench } from "./coldstart.ts"
+import { runConsoleBench } from "./console.ts"
 import { runCoreBench } from "./core.ts"
 import { runCostBench } from "./cost.ts"
 import { runFetchBench } from "./fetch.ts"
@@ -15,6 +16,7 @@ import { runYearBench } from "./year.ts"
 
 const json = process.argv.includes("--json")
 await runColdStartBench(new Figures(json))
+await runConsoleBench(new Figures(json))
 await runCoreBench(new Figures(json))
 await runCostBench(new Figures(json))
 await runTelegramBench(new Figures(json))

@@ -2,7 +2,7 @@
 // Dependencies stay external (node_modules is there at run time, and sqlite3 is native), so the
 // bundle holds only Steward's own code: one file to load instead of a hundred, no TypeScript
 // runtime. Type checking is `npm run typecheck`; esbuild only strips types.
-import { chmod, readdir, rm } from "node:fs/promises"
+import { chmod, copyFile, mkdir, readdir, rm } from "node:fs/promises"
 import { basename, join } from "node:path"
 import { build } from "esbuild"
 import { missingRuntimeFiles } from "./runtime-files.mjs"
@@ -35,8 +35,26 @@ const options = {
   logLevel: "warning",
 }
 
+// The owner console's page (src/console/page/): its script bundled for the browser, its HTML,
+// style and icon copied beside it. Steward serves them from dist/console/, so nothing is fetched
+// from elsewhere and the page works offline.
+const consolePage = {
+  entryPoints: { console: "src/console/page/console.ts" },
+  outdir: "dist/console",
+  bundle: true,
+  format: "iife",
+  platform: "browser",
+  target: "chrome110",
+  minify: true,
+  logLevel: "warning",
+}
+const CONSOLE_FILES = ["index.html", "login.html", "console.css", "favicon.svg"]
+
 await rm("dist", { recursive: true, force: true })
 await build(options)
+await build(consolePage)
+await mkdir("dist/console", { recursive: true })
+for (const file of CONSOLE_FILES) await copyFile(`src/console/page/${file}`, `dist/console/${file}`)
 // `npx steward` runs dist/cli.js directly; esbuild keeps the shebang of src/cli.ts.
 await chmod("dist/cli.js", 0o755)
 const missing = missingRuntimeFiles("dist")

@@ -1,14 +1,20 @@
-import { createServer, type Server } from "node:http"
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
 import type { Logger } from "pino"
 import { listen } from "../config/ports.ts"
 import type { HealthReport } from "./health.ts"
 import type { Metrics } from "./metrics.ts"
 import { stewardVersion } from "../version/version.ts"
 
+/** The owner console's part of the admin server (src/console/routes.ts): true when it answered. */
+export interface ConsoleHandler {
+  handle(req: IncomingMessage, res: ServerResponse, path: string): Promise<boolean>
+}
+
 /**
  * The operator's HTTP endpoints: `GET /healthz` (200 with the report when healthy, 503 with
- * the reasons otherwise) and `GET /metrics` (Prometheus text). It binds 127.0.0.1 unless
- * ADMIN_HOST says otherwise: nothing here is for users, and nothing is authenticated.
+ * the reasons otherwise) and `GET /metrics` (Prometheus text), neither authenticated; with
+ * ADMIN_TOKEN, the owner console beside them, which signs its user in. It binds 127.0.0.1
+ * unless ADMIN_HOST says otherwise.
  */
 export class AdminServer {
   private server?: Server
@@ -17,16 +23,17 @@ export class AdminServer {
     private readonly health: () => Promise<HealthReport>,
     private readonly metrics: Metrics,
     private readonly log: Logger,
+    private readonly console?: ConsoleHandler,
   ) {}
 
   /** Resolves with the port it listens on (`port` 0: any free one). */
   async start(port: number, host: string): Promise<number> {
     this.server = createServer((req, res) => {
-      req.resume()
-      const path = req.url?.split("?")[0]
+      const path = req.url?.split("?")[0] ?? "/"
       const answer = (status: number, type: string, body: string) => res.writeHead(status, { "content-type": type }).end(body)
       const route = req.method !== "GET" && req.method !== "HEAD" ? undefined : path === "/healthz" ? this.healthz() : path === "/metrics" ? this.metricsText() : undefined
-      if (!route) return answer(404, "application/json", JSON.stringify({ error: "not found: GET /healthz or /metrics" }))
+      if (!route) return void this.other(req, res, path)
+      req.resume()
       route.then(
         ({ status, type, body }) => answer(status, type, body),
         (error: unknown) => {
@@ -36,6 +43,20 @@ export class AdminServer {
       )
     })
     return listen(this.server, "ADMIN_PORT", port, host)
+  }
+
+  /** The console's paths, when it is on; 404 for anything else. */
+  private async other(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
+    try {
+      if (await this.console?.handle(req, res, path)) return
+      req.resume()
+      res.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify({ error: "not found: GET /healthz or /metrics" }))
+    } catch (error) {
+      this.log.error({ err: error, path }, "owner console request failed")
+      req.resume()
+      if (!res.headersSent) res.writeHead(500, { "content-type": "application/json" })
+      res.end(JSON.stringify({ error: "the console could not answer; see Steward's log" }))
+    }
   }
 
   async stop(): Promise<void> {

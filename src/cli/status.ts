@@ -1,9 +1,8 @@
 import type { Command } from "commander"
 import { chatChannels, dataDirOf } from "../config/config.ts"
-import { TERMINAL } from "../core/types.ts"
 import { lockState } from "../lock/data-dir-lock.ts"
 import { mcpHealthFile, readHealthFile } from "../mcp/health-file.ts"
-import type { Store } from "../store/store.ts"
+import { ownerStatus } from "../owner/queries.ts"
 import { CliError, clip, config, print, table, when, withStore } from "./common.ts"
 
 const NEXT_TRIGGERS = 5
@@ -29,36 +28,23 @@ export function registerStatus(program: Command): void {
         channels = { error: (error as CliError).message }
       }
       const report = await withStore(async (store) => {
-        const queues: Record<string, { queued: number; running: number }> = { planner: { queued: 0, running: 0 }, worker: { queued: 0, running: 0 } }
-        for (const task of await store.liveTasks()) {
-          if (TERMINAL.has(task.status)) continue
-          const queue = (queues[task.role] ??= { queued: 0, running: 0 })
-          if (task.status === "queued") queue.queued++
-          else queue.running++
-        }
-        const triggers = (await store.liveTriggers()).filter((t) => t.status === "active" || t.status === "paused")
-        const next = triggers
-          .filter((t) => t.status === "active" && t.nextRunAt)
-          .sort((a, b) => Date.parse(a.nextRunAt!) - Date.parse(b.nextRunAt!))
-          .slice(0, NEXT_TRIGGERS)
-          .map((t) => ({ id: t.id, nextRunAt: t.nextRunAt!, prompt: t.prompt }))
-        const processes = await clusterProcesses(store, leaseMs)
+        const owner = await ownerStatus(store, { leaseMs, nextTriggers: NEXT_TRIGGERS, lastErrors: LAST_ERRORS })
         return {
-          running: lock.state === "held" || processes.some((p) => p.alive),
-          processes,
+          running: lock.state === "held" || owner.processes.some((p) => p.alive),
+          processes: owner.processes,
           pid: lock.state === "free" ? undefined : lock.pid,
           staleLock: lock.state === "stale",
           dataDir,
           channels,
-          queues,
-          activeTriggers: triggers.filter((t) => t.status === "active").length,
-          pausedTriggers: triggers.filter((t) => t.status === "paused").length,
-          nextTriggers: next,
-          outboxBacklog: (await store.unsentOutbox()).length,
-          pendingControls: (await store.pendingControls()).length,
-          lastErrors: await store.recentErrors(LAST_ERRORS),
+          queues: owner.queues,
+          activeTriggers: owner.activeTriggers,
+          pausedTriggers: owner.pausedTriggers,
+          nextTriggers: owner.nextTriggers,
+          outboxBacklog: owner.outboxBacklog,
+          pendingControls: owner.pendingControls,
+          lastErrors: owner.lastErrors,
           // As the running process last wrote them; nothing when Steward is not running.
-          mcp: lock.state === "held" || processes.some((p) => p.alive) ? readHealthFile(mcpHealthFile(dataDir)) : [],
+          mcp: lock.state === "held" || owner.processes.some((p) => p.alive) ? readHealthFile(mcpHealthFile(dataDir)) : [],
         }
       })
       print(command, report, () => {
@@ -84,13 +70,4 @@ export function registerStatus(program: Command): void {
         return `${lines.join("\n")}\n${processes}${next}${errors}`
       })
     })
-}
-
-/** The processes of a cluster (STORE_URL on Postgres), leader first; none for one process on
- *  SQLite. A process not seen for the lease is dead (its tasks are run again elsewhere). */
-async function clusterProcesses(store: Store, leaseMs: number) {
-  const cutoff = Date.now() - leaseMs
-  return (await store.cluster.processes())
-    .map((record) => ({ ...record, alive: Date.parse(record.seenAt) >= cutoff }))
-    .sort((a, b) => Number(b.leader && b.alive) - Number(a.leader && a.alive) || a.id.localeCompare(b.id))
 }

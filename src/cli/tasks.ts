@@ -1,23 +1,13 @@
 import type { Command } from "commander"
 import { TERMINAL, type TaskRecord } from "../core/types.ts"
+import { ownerTasks, ownerTaskTree, type TaskTree } from "../owner/queries.ts"
 import { CliError, clip, print, resolveId, table, when, withStore } from "./common.ts"
-
-interface TaskTree {
-  task: TaskRecord
-  children: TaskTree[]
-}
+import { requestControl } from "./control.ts"
 
 function duration(task: TaskRecord): string {
   if (!task.startedAt) return "-"
   const ms = Date.parse(task.endedAt ?? new Date().toISOString()) - Date.parse(task.startedAt)
   return ms < 60_000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.round(ms / 60_000)} min`
-}
-
-/** A task and the tasks it committed, and theirs. */
-function treeOf(task: TaskRecord, all: TaskRecord[], seen = new Set<string>()): TaskTree {
-  seen.add(task.id)
-  const children = all.filter((t) => (t.parentTaskId === task.id || task.children?.includes(t.id)) && !seen.has(t.id))
-  return { task, children: children.map((child) => treeOf(child, all, seen)) }
 }
 
 function treeLines(node: TaskTree, depth = 0): string[] {
@@ -33,8 +23,7 @@ export function registerTasks(program: Command): void {
     .option("--all", "include completed, failed, cancelled and timed-out tasks")
     .option("--user <channel:id>", "only this user's tasks")
     .action(async (options: { all?: boolean; user?: string }, command: Command) => {
-      const tasks = await withStore(async (store) => (options.all ? await store.tasks() : await store.liveTasks()))
-      const shown = tasks.filter((t) => (options.all || !TERMINAL.has(t.status)) && (!options.user || t.user === options.user))
+      const shown = await withStore((store) => ownerTasks(store, options))
       print(command, shown, () =>
         shown.length === 0
           ? "no tasks\n"
@@ -42,17 +31,26 @@ export function registerTasks(program: Command): void {
       )
     })
 
-  program
-    .command("task <id>")
-    .description("a task and the tree of tasks it started, with states and timings")
+  const task = program
+    .command("task")
+    .argument("<id>")
+    .description("a task and the tree of tasks it started, with states and timings (task cancel <id>: stop it)")
     .action(async (prefix: string, _options: unknown, command: Command) => {
-      const tree = await withStore(async (store) => {
-        const all = await store.tasks()
-        const id = resolveId(all.map((t) => t.id), prefix, "task")
-        const task = all.find((t) => t.id === id)
-        if (!task) throw new CliError(`no task ${prefix}`)
-        return treeOf(task, all)
-      })
+      const tree = await withStore((store) => ownerTaskTree(store, (ids) => resolveId(ids, prefix, "task")))
+      if (!tree) throw new CliError(`no task ${prefix}`)
       print(command, tree, () => `${treeLines(tree).join("\n")}\n`)
+    })
+  task
+    .command("cancel <id>")
+    .description("stop a queued or running task and the tasks it started; it ends cancelled (the running Steward applies it)")
+    .action(async (prefix: string, _options: unknown, command: Command) => {
+      const outcome = await withStore(async (store) => {
+        const tree = await ownerTaskTree(store, (ids) => resolveId(ids, prefix, "task"))
+        if (!tree) throw new CliError(`no task ${prefix}`)
+        const { id, status } = tree.task
+        if (TERMINAL.has(status) && tree.children.every((child) => TERMINAL.has(child.task.status))) throw new CliError(`task ${id} has already ended (${status})`)
+        return { id, result: await requestControl(store, "task.cancel", id) }
+      })
+      print(command, outcome, () => `${outcome.result}\n`)
     })
 }

@@ -1,14 +1,7 @@
 import type { Command } from "commander"
-import type { TriggerRecord } from "../core/types.ts"
+import { cadence, ownerTriggers } from "../owner/queries.ts"
 import { clip, print, resolveId, table, when, withStore } from "./common.ts"
 import { requestControl } from "./control.ts"
-
-function cadence(trigger: TriggerRecord): string {
-  if (trigger.cron) return `cron ${trigger.cron}${trigger.timezone ? ` ${trigger.timezone}` : ""}`
-  if (trigger.interval) return `every ${trigger.interval} s`
-  if (trigger.runAt) return `at ${when(trigger.runAt)}`
-  return `when ${JSON.stringify(trigger.condition)}`
-}
 
 export function registerTriggers(program: Command): void {
   program
@@ -16,13 +9,13 @@ export function registerTriggers(program: Command): void {
     .description("list schedules: active and paused ones (--all: ended too)")
     .option("--all", "include ended and cancelled schedules")
     .action(async (options: { all?: boolean }, command: Command) => {
-      const triggers = await withStore(async (store) => (await store.triggers()).filter((t) => options.all || t.status === "active" || t.status === "paused"))
+      const triggers = await withStore((store) => ownerTriggers(store, options))
       print(command, triggers, () =>
         triggers.length === 0
           ? "no schedules\n"
           : table(
               ["id", "state", "kind", "when", "next", "user", "prompt"],
-              triggers.map((t) => [t.id, t.status, t.kind, clip(cadence(t), 40), when(t.nextRunAt), t.user, clip(t.prompt, 50)]),
+              triggers.map((t) => [t.id, t.status, t.kind, clip(cadence(t, when), 40), when(t.nextRunAt), t.user, clip(t.prompt, 50)]),
             ),
       )
     })

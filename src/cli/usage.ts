@@ -1,10 +1,10 @@
 import type { Command } from "commander"
+import { ownerUsage } from "../owner/queries.ts"
 import { againstLimit, quotaLimits, quotaUse } from "../quota/quota-usage.ts"
 import { utcDay } from "../quota/quota-guard.ts"
-import { summariseUsage, type UsageRow } from "../usage/usage.ts"
+import type { UsageRow } from "../usage/usage.ts"
 import { CliError, config, print, table, withStore } from "./common.ts"
 
-const DAY_MS = 86_400_000
 const share = (row: UsageRow) => (row.input === 0 ? "-" : `${Math.round(100 * row.cachedShare)}%`)
 
 export function registerUsage(program: Command): void {
@@ -17,12 +17,10 @@ export function registerUsage(program: Command): void {
       if (!Number.isInteger(days) || days < 1 || days > 366) throw new CliError("--days is a whole number from 1 to 366", 2)
       const settings = config()
       const now = new Date()
-      const since = now.getTime() - days * DAY_MS
-      const { samples, triggers } = await withStore(async (store) => ({ samples: await store.usageSince(Math.min(since, utcDay(now.getTime()).start)), triggers: await store.triggers() }))
-      const summary = summariseUsage(samples, { days, now })
       const today = utcDay(now.getTime())
+      const { summary, samplesToday, triggers } = await withStore(async (store) => ({ summary: await ownerUsage(store, days, now), samplesToday: await store.usageSince(today.start), triggers: await store.triggers() }))
       const owners = settings.allowedUsers.users
-      const users = await quotaUse({ dataDir: settings.dataDir, memoryScope: settings.memoryScope, samplesToday: samples.filter((sample) => sample.at.slice(0, 10) === today.day), triggers, isOwner: (user) => owners.has(user), now })
+      const users = await quotaUse({ dataDir: settings.dataDir, memoryScope: settings.memoryScope, samplesToday: samplesToday.filter((sample) => sample.at.slice(0, 10) === today.day), triggers, isOwner: (user) => owners.has(user), now })
       const limits = quotaLimits(settings.quotas)
       const rows = [...summary.byDay, ...summary.byRole]
       const { quotas } = settings

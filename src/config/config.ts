@@ -79,7 +79,8 @@ export interface Config {
   /** The web_search tool's provider; the tool is offered only when one is set. */
   search?: SearchConfig
   /** GET /healthz and /metrics; no port: off. */
-  admin: { host: string; port?: number }
+  /** token: ADMIN_TOKEN, which turns the owner console on (src/console/). */
+  admin: { host: string; port?: number; token?: string }
   /** How long SIGTERM/SIGINT lets work under way finish before it is stopped. */
   shutdownGraceMs: number
   /** Several processes on one Postgres (STORE_URL): a process whose heartbeat has not changed
@@ -178,6 +179,8 @@ const schema = z.object({
   ADMIN_PORT: z
     .union([z.literal("off"), wholeNumber(0, 65535)], { error: 'expected a port from 0 to 65535, or "off"' })
     .default(8791),
+  // Signs the owner into the browser console at ADMIN_HOST:ADMIN_PORT; unset, there is no console.
+  ADMIN_TOKEN: z.string().min(16, "expected at least 16 characters (it signs the owner into the console)").optional(),
   SHUTDOWN_GRACE: wholeNumber(0, 3600).default(10),
   CLUSTER_LEASE_SECONDS: wholeNumber(1, 3600).default(15),
   // Telegram's own download limit for bots is 20 MB.
@@ -337,7 +340,7 @@ function toConfig(vars: Vars, models: Config["models"], defaultTimeZone: string)
     // A call that reports progress may pass MCP_TOOL_TIMEOUT, never MCP_TOOL_MAX_SECONDS (nor the other way round).
     mcp: { configFile: vars.MCP_CONFIG === undefined ? undefined : resolve(vars.MCP_CONFIG), toolTimeoutMs: vars.MCP_TOOL_TIMEOUT * 1000, toolMaxMs: Math.max(vars.MCP_TOOL_MAX_SECONDS, vars.MCP_TOOL_TIMEOUT) * 1000, elicitationTimeoutMs: vars.MCP_ELICITATION_TIMEOUT * 1000 },
     search: searchConfig(vars),
-    admin: { host: vars.ADMIN_HOST, port: vars.ADMIN_PORT === "off" ? undefined : vars.ADMIN_PORT },
+    admin: { host: vars.ADMIN_HOST, port: vars.ADMIN_PORT === "off" ? undefined : vars.ADMIN_PORT, token: vars.ADMIN_TOKEN },
     shutdownGraceMs: vars.SHUTDOWN_GRACE * 1000,
     cluster: { leaseSeconds: vars.CLUSTER_LEASE_SECONDS },
     attachments: {

@@ -8,6 +8,8 @@ export interface ControlHandlers {
   pauseTrigger(id: string, paused: boolean): Promise<{ done: string } | { error: string }>
   removeTrigger(id: string): Promise<{ done: string } | { error: string }>
   revokeUser(user: string): Promise<{ done: string } | { error: string }>
+  /** Stops a queued or running task (and the tasks it committed) and marks it cancelled. */
+  cancelTask(id: string): Promise<{ done: string } | { error: string }>
 }
 
 /**
@@ -58,6 +60,7 @@ export class ControlInbox {
       case "trigger.resume": return this.handlers.pauseTrigger(control.target, false)
       case "trigger.remove": return this.handlers.removeTrigger(control.target)
       case "user.revoke": return this.handlers.revokeUser(control.target)
+      case "task.cancel": return this.handlers.cancelTask(control.target)
     }
   }
 }

@@ -1,4 +1,4 @@
-import { timingSafeEqual } from "node:crypto"
+import { sameSecret } from "../access/same-secret.ts"
 import { createServer, type IncomingMessage, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import type { Logger } from "pino"
@@ -68,9 +68,7 @@ export class HooksServer {
   }
 
   private authorized(header: string | undefined): boolean {
-    const given = Buffer.from(header?.replace(/^Bearer\s+/i, "") ?? "")
-    const expected = Buffer.from(this.token)
-    return given.length === expected.length && timingSafeEqual(given, expected)
+    return sameSecret(header?.replace(/^Bearer\s+/i, "") ?? "", this.token)
   }
 }
 

@@ -122,13 +122,13 @@ export interface ErrorRecord {
 }
 
 /**
- * A change the owner CLI asks of the running server, which holds the state in memory: the
+ * A change the owner (CLI or console) asks of the running server, which holds the state in memory: the
  * server applies it (at its next poll, or when it next starts) and records the outcome here.
  */
 export interface ControlRecord {
   id: string
-  kind: "trigger.pause" | "trigger.resume" | "trigger.remove" | "user.revoke"
-  /** A trigger id, or a `<channel>:<id>` user. */
+  kind: "trigger.pause" | "trigger.resume" | "trigger.remove" | "user.revoke" | "task.cancel"
+  /** A trigger id, a task id, or a `<channel>:<id>` user. */
   target: string
   at: string
   status: "pending" | "applied" | "refused"

@@ -180,6 +180,7 @@ export class Supervisor {
       },
       removeTrigger: async (id) => ((await this.scheduler.cancel(id)) ? { done: `trigger ${id} removed` } : { error: `no active trigger ${id}` }),
       revokeUser: (user) => this.access.revoke(user),
+      cancelTask: async (id) => ((await this.tasks.abort(id, "cancelled by the owner")) ? { done: `task ${id} cancelled` } : { error: `task ${id} is not queued or running` }),
     }, log)
   }
 

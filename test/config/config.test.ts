@@ -102,6 +102,9 @@ describe("loadConfig", () => {
     expect(errorOf({ ...BASE, SLACK_BOT_TOKEN: "xoxb-1" }).variable).toBe("SLACK_SIGNING_SECRET")
     expect(loadConfig({ ...BASE, SLACK_BOT_TOKEN: "xoxb-1", SLACK_APP_TOKEN: "xapp-1" }).slack.appToken).toBe("xapp-1")
     expect(errorOf({ ...BASE, HOOKS_TOKEN: "short" }).variable).toBe("HOOKS_TOKEN")
+    expect(errorOf({ ...BASE, ADMIN_TOKEN: "short" }).variable).toBe("ADMIN_TOKEN")
+    expect(loadConfig({ ...BASE, ADMIN_TOKEN: "console-token-0123" }).admin.token).toBe("console-token-0123")
+    expect(loadConfig({ ...BASE, ADMIN_TOKEN: "" }).admin.token).toBeUndefined()
   })
 
   it.each([

@@ -53,4 +53,22 @@ describe("summariseUsage", () => {
     ])
     expect(summariseUsage([sample("2026-03-10T01:00:00Z", "worker", 0, 0, 5)], { days: 1, now }).byDay[0]!.cachedShare).toBe(0)
   })
+
+  it("totals per user (the conversation for samples without one) and per model, most tokens first, and every day of the period for the chart", () => {
+    const other = { ...sample("2026-03-10T10:00:00Z", "teller", 10, 0, 1), user: "telegram:1001", model: "openai:gpt-small" }
+    const summary = summariseUsage([...samples, other], { days: 3, now })
+    expect(summary.byUser.map((row) => [row.name, row.calls, row.input, row.output])).toEqual([
+      ["test:c1", 5, 8500, 780],
+      ["telegram:1001", 1, 10, 1],
+    ])
+    expect(summary.byModel.map((row) => [row.name, row.calls])).toEqual([
+      ["mock:scripted", 5],
+      ["openai:gpt-small", 1],
+    ])
+    expect(summary.perDay).toEqual([
+      { day: "2026-03-08", calls: 0, input: 0, output: 0 },
+      { day: "2026-03-09", calls: 2, input: 2500, output: 300 },
+      { day: "2026-03-10", calls: 4, input: 6010, output: 481 },
+    ])
+  })
 })
