@@ -19,7 +19,7 @@ describe("retrieval set, lexical", () => {
     memory = new Memory({ dir, scope: "user" })
     await writeSet(memory)
     results = await runQueries(memory, QUERIES.filter((query) => query.kind !== "paraphrase"))
-  })
+  }, 120_000)
 
   afterAll(async () => {
     await memory.close()
@@ -44,47 +44,55 @@ describe("retrieval set, lexical", () => {
   })
 })
 
-/** The whole set, paraphrases included, against hybrid search with each embedder on 127.0.0.1. */
-describe.each(Object.entries(EMBEDDERS))("retrieval set, hybrid with the %s embedder", (name, model) => {
+/** The whole set, paraphrases included, against hybrid search with each embedder on 127.0.0.1, on one folder. */
+describe("retrieval set, hybrid", () => {
   let dir: string
   let server: EmbeddingsServer
-  let memory: Memory
   let lexical: SetFigures
-  let results: QueryResult[]
-  const warnings: string[] = []
 
+  // Writing the set and embedding it three times is most of a minute on a busy machine.
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), "steward-retrieval-hybrid-"))
     server = await startEmbeddingsServer()
     const words = new Memory({ dir, scope: "user" })
-    memory = hybridMemory(server, { dir, model, onWarning: (message) => warnings.push(message) })
-    await writeSet(memory)
+    await writeSet(words)
     lexical = figuresOf(await runQueries(words, QUERIES.filter((query) => query.kind !== "paraphrase")))
     await words.close()
-    await memory.reindex()
-    results = await runQueries(memory)
-  })
+  }, 120_000)
 
   afterAll(async () => {
-    await memory.close()
     await server.close()
     await rm(dir, { recursive: true, force: true })
   })
 
-  it("is never worse than words alone on any kind of query, and keeps current facts first", () => {
-    const figures = figuresOf(results)
-    expect(worstKind(lexical, figures)).toBeGreaterThanOrEqual(0)
-    expect(figures.currentFactAt1).toBeGreaterThanOrEqual(0.9)
-    expect(figures.recallAt5Window).toBe(1)
-    expect(warnings).toEqual([])
-    // A good embedder also finds what shares no word with the question.
-    if (name === "concepts") {
-      expect(figures.recallAt5All).toBeGreaterThanOrEqual(0.9)
-      expect(figures.recallAt5Paraphrase).toBeGreaterThanOrEqual(0.8)
-    }
-  })
+  describe.each(Object.entries(EMBEDDERS))("with the %s embedder", (name, model) => {
+    let memory: Memory
+    let results: QueryResult[]
+    const warnings: string[] = []
 
-  it("never returns another user's notes, and keeps vector hits inside the date window", () => {
-    expect(results.filter((r) => r.leaked || r.outsideWindow).map((r) => r.query.query)).toEqual([])
+    beforeAll(async () => {
+      memory = hybridMemory(server, { dir, model, onWarning: (message) => warnings.push(message) })
+      await memory.reindex()
+      results = await runQueries(memory)
+    }, 120_000)
+
+    afterAll(() => memory.close())
+
+    it("is never worse than words alone on any kind of query, and keeps current facts first", () => {
+      const figures = figuresOf(results)
+      expect(worstKind(lexical, figures)).toBeGreaterThanOrEqual(0)
+      expect(figures.currentFactAt1).toBeGreaterThanOrEqual(0.9)
+      expect(figures.recallAt5Window).toBe(1)
+      expect(warnings).toEqual([])
+      // A good embedder also finds what shares no word with the question.
+      if (name === "concepts") {
+        expect(figures.recallAt5All).toBeGreaterThanOrEqual(0.9)
+        expect(figures.recallAt5Paraphrase).toBeGreaterThanOrEqual(0.8)
+      }
+    })
+
+    it("never returns another user's notes, and keeps vector hits inside the date window", () => {
+      expect(results.filter((r) => r.leaked || r.outsideWindow).map((r) => r.query.query)).toEqual([])
+    })
   })
 })
