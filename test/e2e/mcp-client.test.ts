@@ -1,3 +1,6 @@
+import { mkdtempSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { afterEach, describe, expect, it } from "vitest"
 import type { ChatRequest, Script } from "../fakes/model-server.ts"
 import { TINY_PNG } from "../fakes/mcp-protocol.ts"
@@ -59,6 +62,21 @@ describe("an MCP server's requests to Steward", () => {
     expect(sampled[0]!.body.max_tokens ?? sampled[0]!.body.max_completion_tokens).toBe(17)
     const usage = await harness.app.store.usageSince(since)
     expect(usage).toContainEqual(expect.objectContaining({ role: "worker", input: 11, output: 5 }))
+  })
+
+  it("follows PERMISSIONS_FILE: mcp_sampling allowed for the server asks nobody; mcp_elicitation denied declines at once", async () => {
+    const rules = join(mkdtempSync(join(tmpdir(), "steward-mcp-rules-")), "permissions.json")
+    writeFileSync(rules, JSON.stringify({ worker: [{ permission: "mcp_sampling", pattern: "proto", action: "allow" }, { permission: "mcp_elicitation", pattern: "proto", action: "deny" }] }))
+    const roles = chain((req) => (req.lastUserText.includes("ask") ? calling("proto_ask", {}) : calling("proto_sample", {}))(req))
+    const script: Script = (req) => (req.system === "Be brief" ? { text: "allowed by the rules" } : roles(req))
+    harness = await startHarness(script, protoEnv({ PERMISSIONS_FILE: rules }))
+    await harness.channel.say("sample it")
+    await harness.channel.waitFor(sentWith("Result: proto_sample said"), "the sampling answer", 30_000)
+    expect(harness.channel.sent.at(-1)!.text).toContain("allowed by the rules")
+    await harness.channel.say("ask me")
+    await harness.channel.waitFor(sentWith("proto_ask said"), "the elicitation answer", 30_000)
+    expect(harness.channel.sent.at(-1)!.text).toContain('\\"action\\":\\"decline\\"')
+    expect(harness.channel.sent.some((m) => m.buttons?.length)).toBe(false)
   })
 
   it("shows the model an image a tool returned (VISION=on), saved in the user's workspace", async () => {

@@ -21,7 +21,7 @@ afterEach(async () => {
 
 async function startHub(servers: Record<string, unknown>, toolTimeoutMs = 10_000, backoff = FAST) {
   const { log, lines } = recordingLogger()
-  const hub = new McpHub(readMcpConfig(mcpConfigFile(servers), ["read_file"]), { toolTimeoutMs, builtIn: ["read_file"], log, backoff, startTimeoutMs: 10_000 })
+  const hub = new McpHub(readMcpConfig(mcpConfigFile(servers), ["read_file"]), { toolTimeoutMs, builtIn: ["read_file"], log, backoff, startTimeoutMs: 25_000 })
   hubs.push(hub)
   await hub.start()
   const tool = (id: string): ToolDefinition => {

@@ -35,7 +35,7 @@ async function startHub(entry: unknown, timeouts: { toolTimeoutMs?: number; tool
     builtIn: ["read_file"],
     log,
     backoff: { initialMs: 50, maxMs: 400, maxFailures: 3 },
-    startTimeoutMs: 15_000,
+    startTimeoutMs: 25_000,
   })
   hubs.push(hub)
   await hub.start()
