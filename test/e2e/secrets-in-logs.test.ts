@@ -96,12 +96,12 @@ describe("secrets never reach the log (the real program at debug level, every in
     })
     const log = () => (existsSync(logFile) ? readFileSync(logFile, "utf8") : "")
     // Each integration has failed and said so: Telegram's polling, the model checks of all three providers.
-    await steward.waitFor(() => log().includes("polling Telegram failed") && (log().match(/"msg":"model /g) ?? []).length >= 3, "every integration's failure in the log")
+    await steward.waitFor(() => log().includes("polling Telegram failed") && (log().match(/"msg":"model /g) ?? []).length >= 3, "every integration's failure in the log", 60_000)
     await steward.kill("SIGTERM")
     const whole = log() + steward.stderr.join("")
     expect(whole).toContain("[redacted]")
     expect(leaked(whole, SECRETS)).toEqual([])
-  })
+  }, 120_000)
 
   it("Slack's bot and app tokens and signing secret are not in the log of a Socket Mode start that fails", async () => {
     const logFile = join(dataDir, "steward.log")
@@ -111,7 +111,7 @@ describe("secrets never reach the log (the real program at debug level, every in
     expect(whole).toMatch(/could not start/)
     expect(whole).toMatch(/"level":20/) // the debug lines of Slack's client are in it
     expect(leaked(whole, { ...SLACK_SECRETS, OPENAI_COMPATIBLE_API_KEY: SECRETS.OPENAI_COMPATIBLE_API_KEY })).toEqual([])
-  })
+  }, 90_000)
 
   it("a database password in STORE_URL is not in the start-up failure nor in the log", async () => {
     const port = await freePort()
@@ -121,5 +121,5 @@ describe("secrets never reach the log (the real program at debug level, every in
     const whole = (existsSync(logFile) ? readFileSync(logFile, "utf8") : "") + steward.stderr.join("")
     expect(whole).toMatch(/could not start/)
     expect(leaked(whole, { STORE_URL: DB_PASSWORD })).toEqual([])
-  })
+  }, 90_000)
 })
