@@ -5,9 +5,9 @@ import type { ImageRef, ToolSummary } from "../core/types.ts"
 import { ToolError, type ToolContext, type ToolDefinition } from "../tool/tool.ts"
 import { AWAIT_ANSWER } from "../tool/capabilities.ts"
 import type { UsageSample } from "../usage/usage.ts"
-import { CLEAR_ALL_TOOL_OUTPUT, DEFAULT_PRUNE, imagePart, pruneLimits, toModelMessages, withImages, type PruneLimits } from "./context.ts"
+import { CLEAR_ALL_TOOL_OUTPUT, DEFAULT_PRUNE, pruneLimits, toModelMessages, withImages, type PruneLimits } from "./context.ts"
 import { buildRequest, estimatePrompt, modelName } from "./request.ts"
-import { textOf, toolCalls } from "./messages.ts"
+import { reminder, textOf, toolCalls, userMessage } from "./messages.ts"
 import { stepEndsRun } from "./run-end.ts"
 import { untrusted } from "../trust/envelope.ts"
 import { TAINTED, tainted, taintedRule } from "../trust/taint.ts"
@@ -17,6 +17,7 @@ import type { SessionLog } from "./session-log.ts"
 import { callContext } from "./call-context.ts"
 
 export { textOf, toolCalls }
+export { reminder }
 
 /** OpenCode's threshold: the third identical call in a row is a loop, not persistence. */
 export const DOOM_LOOP_THRESHOLD = 3
@@ -370,18 +371,6 @@ function isContextOverflow(error: unknown): boolean {
     error.statusCode === 400 &&
     /context|too long|too many tokens|maximum.*tokens/i.test(`${error.message} ${error.responseBody ?? ""}`)
   )
-}
-
-/** Seed 004 §3.4: input that arrives mid-run is wrapped so the model treats it as new. */
-export function reminder(text: string, fromUser: boolean): string {
-  const intro = fromUser ? "The user sent the following message:" : "This arrived while you were working:"
-  return ["<system-reminder>", intro, text, "", "Please address this message and continue with your tasks.", "</system-reminder>"].join("\n")
-}
-
-/** Images are kept as references to their workspace files; `withImages` reads them for each call. */
-function userMessage(text: string, images?: ImageRef[]): ModelMessage {
-  if (!images?.length) return { role: "user", content: text }
-  return { role: "user", content: [{ type: "text", text }, ...images.map(imagePart)] }
 }
 
 /** Where outside content came from, for its envelope: the tool and what it was used on. */
