@@ -18,17 +18,23 @@ export const TAINTED = "tainted:"
 /** What each record read: computed once per record, since a session is read again at every call. */
 const readsUntrusted = new WeakMap<MessageRecord, boolean>()
 
-/** The session has read untrusted content: a tool result or an input (a task report) holds an
- *  envelope. Read from the log alone, so a run resumed after a crash is tainted alike. */
+/** The session has read untrusted content since its newest input of its own — a message the
+ *  user wrote, or a task's prompt: a tool result, or an input (a task report) holds an envelope.
+ *  A user's new message starts the Teller afresh (it is what the turn acts on), while a task
+ *  written by a tainted run brings its taint in its prompt (taintedPrompt). Read from the log
+ *  alone, so a run resumed after a crash is tainted alike. */
 export function tainted(records: readonly MessageRecord[]): boolean {
-  return records.some((record) => {
+  for (let i = records.length - 1; i >= 0; i--) {
+    const record = records[i]!
     let reads = readsUntrusted.get(record)
     if (reads === undefined) {
       reads = isRead(record.message) && holdsUntrusted(typeof record.message.content === "string" ? record.message.content : JSON.stringify(record.message.content))
       readsUntrusted.set(record, reads)
     }
-    return reads
-  })
+    if (reads) return true
+    if (record.eventId !== undefined && record.message.role === "user") return false
+  }
+  return false
 }
 
 /** A task a tainted run writes starts tainted: what steered the writer may have steered the

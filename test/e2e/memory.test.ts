@@ -6,6 +6,7 @@ import { startEmbeddingsServer, type EmbeddingsServer } from "../fakes/embedding
 import { byRole, startModelServer, type ChatRequest, type ModelServer, type Reply } from "../fakes/model-server.ts"
 import { StewardProcess } from "../support/process.ts"
 import { eventually } from "../support/wait-for.ts"
+import { unwrapped } from "../../src/trust/envelope.ts"
 
 const afterTool = (req: ChatRequest) => req.messages.at(-1)?.role === "tool"
 const reply = (text: string): Reply => ({ toolCalls: [{ name: "reply", args: { text } }] })
@@ -36,7 +37,7 @@ it("remembers a fact in one turn and finds it with the Planner's search_memory i
       },
       planner: (req) => {
         if (!afterTool(req)) return { toolCalls: [{ name: "search_memory", args: { query: "cat name" } }] }
-        const { hits } = JSON.parse(req.lastToolResults[0]!.content) as { hits: Array<{ content: string }> }
+        const { hits } = JSON.parse(unwrapped(req.lastToolResults[0]!.content)) as { hits: Array<{ content: string }> }
         return { text: `Memory says: ${hits[0]?.content ?? "nothing"}` }
       },
     }),
@@ -68,7 +69,7 @@ it("with EMBEDDING_MODEL, embeds the notes at start and finds one by meaning", a
       },
       planner: (req) => {
         if (!afterTool(req)) return { toolCalls: [{ name: "search_memory", args: { query: "tooth doctor" } }] }
-        const { hits } = JSON.parse(req.lastToolResults[0]!.content) as { hits: Array<{ content: string; date: string }> }
+        const { hits } = JSON.parse(unwrapped(req.lastToolResults[0]!.content)) as { hits: Array<{ content: string; date: string }> }
         return { text: `Memory says: ${hits[0] ? `${hits[0].content} (${hits[0].date})` : "nothing"}` }
       },
     }),

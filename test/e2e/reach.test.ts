@@ -8,6 +8,7 @@ import { calling, chain } from "../support/e2e.ts"
 import { afterTool } from "../support/scripts.ts"
 import { waitFor } from "../support/wait-for.ts"
 import { mcpConfigFile, stdioServer } from "../mcp/support.ts"
+import { unwrapped } from "../../src/trust/envelope.ts"
 
 // Workers reach out: MCP tools and web search, through the real Supervisor, agent loop, AI SDK
 // and MCP client, against a scripted model, a fake stdio MCP server and a fake SearXNG.
@@ -97,7 +98,7 @@ describe("MCP tools for Workers", () => {
   it("restarts a server that crashed, and its tools come back for the next task", async () => {
     const worker: Script = (req) => {
       const result = req.lastToolResults[0]
-      if (result) return { text: `${result.toolName}: ${result.content}` }
+      if (result) return { text: `${result.toolName}: ${unwrapped(result.content)}` }
       return { toolCalls: [req.lastUserText.includes("crash") ? { name: "fake_crash", args: {} } : { name: "fake_echo", args: { text: "alive" } }] }
     }
     harness = await startHarness(chain(worker), mcpEnv())

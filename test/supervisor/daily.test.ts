@@ -287,7 +287,8 @@ describe("memory.md in the prompt", () => {
     await harness.app.supervisor.idle()
     for (const role of ["teller", "planner"]) {
       const system = systemOf(harness, role)[0]!
-      expect(system).toMatch(/\n\n<memory>\n[^\n]+\n## 2026-03-01\n\nThe user lives in Berlin and prefers short answers.\n<\/memory>$/)
+      // The notes are a model's words: in an envelope (src/trust/envelope.ts), data to the model.
+      expect(system).toMatch(/\n\n<memory>\n[^\n]+\n<untrusted-content source="memory.md" boundary="[0-9a-f]{16}">\n## 2026-03-01\n\nThe user lives in Berlin and prefers short answers.\n<\/untrusted-content boundary="[0-9a-f]{16}">\n<\/memory>$/)
       expect(system.indexOf("\n<memory>\n")).toBeGreaterThan(system.indexOf("# Role:"))
     }
     expect(systemOf(harness, "worker")[0]).not.toContain("\n<memory>\n")

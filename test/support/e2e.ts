@@ -101,7 +101,7 @@ export function calling(tool: string, args: object, seen: ChatRequest[] = []): S
   return (req) => {
     seen.push(req)
     const result = req.lastToolResults.find((r) => r.toolName === tool)
-    if (result) return { text: `${tool} said ${result.content}` }
+    if (result) return { text: `${tool} said ${unwrapped(result.content)}` }
     return { toolCalls: [{ name: tool, args }] } satisfies Reply
   }
 }

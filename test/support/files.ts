@@ -1,6 +1,7 @@
 /** Model scripts and checks shared by the end-to-end file tests of both channels. */
 import { byRole, contentText, type ChatRequest, type ModelServer, type Script } from "../fakes/model-server.ts"
 import { afterTool, say } from "./scripts.ts"
+import { unwrapped } from "../../src/trust/envelope.ts"
 
 /** A few bytes that start like a JPEG, and like an Ogg voice note: enough for type sniffing. */
 export const JPEG = Buffer.concat([Buffer.from([0xff, 0xd8, 0xff, 0xe0]), Buffer.from("a tiny photo")])
@@ -13,13 +14,13 @@ export const echoing: Script = byRole({ teller: (req) => (afterTool(req) ? { tex
 export const readingWorker: Script = byRole({
   teller: (req) => {
     if (afterTool(req)) return { text: "" }
-    if (req.lastUserText.startsWith("<task-results>")) return say(`From your file: ${/Read: ([^"\\]+)/.exec(req.lastUserText)?.[1] ?? "nothing"}`)
+    if (req.lastUserText.startsWith("<task-results>")) return say(`From your file: ${/Read: ([^"\\]+)/.exec(unwrapped(req.lastUserText))?.[1] ?? "nothing"}`)
     return { toolCalls: [{ name: "delegate", args: { prompt: req.lastUserText } }] }
   },
   planner: (req) => (afterTool(req) ? { text: "Dispatched." } : { toolCalls: [{ name: "delegate", args: { prompt: req.lastUserText } }] }),
   worker: (req) => {
     const read = req.lastToolResults.find((result) => result.toolName === "read_file")
-    if (read) return { text: `Read: ${(JSON.parse(read.content) as { content: string }).content}` }
+    if (read) return { text: `Read: ${(JSON.parse(unwrapped(read.content)) as { content: string }).content}` }
     const path = /Saved file: (\S+)/.exec(req.lastUserText)?.[1]
     return { toolCalls: [{ name: "read_file", args: { path } }] }
   },

@@ -58,6 +58,10 @@ describe("taint", () => {
     expect(tainted([mine, page])).toBe(true)
     expect(tainted([record({ role: "user", content: `<task-results>\n${untrusted("default report", "x")}\n</task-results>` })])).toBe(true)
     expect(holdsUntrusted(JSON.stringify(page.message.content))).toBe(true)
+    // The user's next message (an input of the run's own) starts afresh; a tainted prompt does not.
+    const next = { ...record({ role: "user", content: "now remember my seat" }), eventId: "e2" }
+    expect(tainted([page, next])).toBe(false)
+    expect(tainted([{ ...record({ role: "user", content: `do it\n\n${untrusted("the run that wrote this task", "x")}` }), eventId: "t1" }])).toBe(true)
   })
 
   it("sends a guarded call through tainted:<tool> rules, ask by default; the roles' own rules do not count", async () => {
