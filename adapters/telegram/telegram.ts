@@ -282,7 +282,11 @@ export class TelegramChannel implements Channel {
     this.bot.catch((error) => this.log.error({ err: error.error, update: error.ctx.update.update_id }, "could not handle a Telegram update"))
     // A chat's updates are handed over one at a time, so the core queues them in the order sent.
     this.bot.use(sequentialize((ctx) => ctx.chat?.id.toString()))
-    this.bot.on("message", async (ctx) => void (await this.hand(handlers, inboundOfMessage(ctx.update.update_id, ctx.message, ctx.me.username, this.fetchFile))))
+    this.bot.on("message", async (ctx) => {
+      const waits = this.typing.busy(ctx.chat.id) && !ctx.message.text?.startsWith("/")
+      await this.hand(handlers, inboundOfMessage(ctx.update.update_id, ctx.message, ctx.me.username, this.fetchFile))
+      if (waits) this.acknowledge(ctx.chat.id, ctx.message.message_id)
+    })
     this.bot.on("callback_query", async (ctx) => {
       // The button shows a spinner until its query is answered, whatever becomes of the press.
       // (Steward takes private chats only, where no one but the chat's user can press a button,
@@ -290,6 +294,12 @@ export class TelegramChannel implements Channel {
       await ctx.answerCallbackQuery().catch((error: unknown) => this.log.warn({ err: error }, "could not answer a button press"))
       await this.hand(handlers, inboundOfCallback(ctx.update.update_id, ctx.callbackQuery))
     })
+  }
+
+  /** 👀 on a message that came while work runs: it is taken, and answered once the answer being
+   *  written is out. A courtesy: a failure is logged. */
+  private acknowledge(chatId: number, messageId: number): void {
+    this.bot.api.setMessageReaction(chatId, messageId, [{ type: "emoji", emoji: "👀" }]).catch((error: unknown) => this.log.warn({ err: error, chatId }, "could not mark a queued message as seen"))
   }
 
   /** onMessage rejects only when the core could not store the message: that is logged and
