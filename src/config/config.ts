@@ -61,6 +61,8 @@ export interface Config {
     signingSecret?: string
     port: number
     apiUrl?: string
+    /** SLACK_SUGGESTED_PROMPTS: what a new assistant thread suggests (default: a few of Steward's own). */
+    suggestedPrompts?: string[]
   }
   memoryScope: "user" | "shared"
   /** The IANA zone of a user who has none of their own (DEFAULT_TIMEZONE; default: the server's). */
@@ -147,6 +149,11 @@ const schema = z.object({
   SLACK_SIGNING_SECRET: z.string().optional(),
   SLACK_PORT: port().default(3000),
   SLACK_API_URL: httpUrl().optional(),
+  SLACK_SUGGESTED_PROMPTS: z
+    .string()
+    .transform((value) => value.split(";").map((prompt) => prompt.trim()).filter(Boolean))
+    .pipe(z.array(z.string().max(150, "expected prompts of at most 150 characters")).min(1, "expected 1 to 4 prompts separated by ;").max(4, "expected 1 to 4 prompts separated by ;"))
+    .optional(),
   MEMORY_SCOPE: z.enum(["user", "shared"], "expected user or shared").default("user"),
   DEFAULT_TIMEZONE: z
     .string()
@@ -317,6 +324,7 @@ function toConfig(vars: Vars, models: Config["models"]): Config {
       signingSecret: vars.SLACK_SIGNING_SECRET,
       port: vars.SLACK_PORT,
       apiUrl: vars.SLACK_API_URL,
+      suggestedPrompts: vars.SLACK_SUGGESTED_PROMPTS,
     },
     memoryScope: vars.MEMORY_SCOPE,
     defaultTimeZone: vars.DEFAULT_TIMEZONE,

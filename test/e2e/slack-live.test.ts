@@ -114,6 +114,27 @@ describe("Slack live answers (real Bolt, fake Web API, a model that streams)", (
   })
 })
 
+describe("Slack assistant container (real Bolt, fake Web API)", () => {
+  it("suggests prompts when an assistant thread starts, titles it after its first answer and takes a context change", async () => {
+    const steward = await start(answering(replyOf("Sure, here is a plan.", 2, 100)))
+    const thread = "1700000800.000100"
+    const assistantThread = { user_id: OWNER, channel_id: OWNER_DM, thread_ts: thread, context: { channel_id: "C0TEAM", team_id: api.team } }
+    const startedAt = performance.now()
+    await send({ type: "assistant_thread_started", assistant_thread: assistantThread, ts: thread, channel: OWNER_DM } as unknown as SlackEvent)
+    const prompts = await api.waitFor(() => api.suggestedPrompts.get(`${OWNER_DM}:${thread}`))
+    expect(performance.now() - startedAt).toBeLessThan(3000)
+    expect(prompts.length).toBeGreaterThanOrEqual(1)
+    expect(prompts.length).toBeLessThanOrEqual(4)
+
+    await send({ type: "assistant_thread_context_changed", assistant_thread: { ...assistantThread, context: { channel_id: "C0OTHER", team_id: api.team } }, ts: thread, channel: OWNER_DM } as unknown as SlackEvent)
+    await send(dmEvent(OWNER, OWNER_DM, "Plan my trip to Lisbon", { thread_ts: thread }))
+    await send(dmEvent(OWNER, OWNER_DM, "and book nothing yet", { thread_ts: thread }))
+    expect(await api.waitFor(() => api.threadTitles.get(`${OWNER_DM}:${thread}`), 30_000)).toBe("Plan my trip to Lisbon")
+    await steward.supervisor.idle()
+    expect(callsOf("assistant.threads.setTitle")).toHaveLength(1)
+  })
+})
+
 describe("Slack live answers across a crash", () => {
   let steward: StewardProcess | undefined
   afterEach(async () => {
