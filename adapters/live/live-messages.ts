@@ -13,6 +13,9 @@ export interface LiveWay<Place, Ref> {
   readonly name: string
   /** The shortest pause between the end of one call and the start of the next. */
   readonly intervalMs: number
+  /** The final message is made of what this way showed (an edit of it), so it keeps the pace;
+   *  false: it is a message of its own (a draft's), sent at once. */
+  readonly endsInPlace: boolean
   /** Shows the whole text so far (`shown`: what the previous call showed); the first call (no
    *  `ref`) starts it and returns its ref. */
   show(place: Place, text: string, ref: Ref | undefined, shown: string): Promise<Ref>
@@ -96,9 +99,9 @@ export class LiveMessages<Place, Ref> {
     await answer.work
     const way = answer.ways[0]
     if (answer.ref === undefined || !way) return undefined
-    // The final message is one more call on what was shown: it keeps the way's pace too.
+    // A final message made of what was shown is one more call on it: it keeps the way's pace too.
     const wait = answer.lastCallAt + way.intervalMs - Date.now()
-    if (wait > 0) await sleep(wait)
+    if (way.endsInPlace && wait > 0) await sleep(wait)
     await this.forget(answer)
     return { way, ref: answer.ref }
   }

@@ -47,6 +47,7 @@ export class SlackLive {
     this.stream = {
       name: "stream",
       intervalMs: options.appendIntervalMs ?? 500,
+      endsInPlace: true,
       show: async (place, text, ts, shown) => {
         if (ts === undefined) {
           const recipient = place.channel.startsWith("D") ? {} : { recipient_team_id: place.team, recipient_user_id: place.user }
@@ -68,6 +69,7 @@ export class SlackLive {
     this.message = {
       name: "message",
       intervalMs: options.updateIntervalMs ?? UPDATE_INTERVAL_MS,
+      endsInPlace: true,
       show: async (place, text, ts) => {
         if (ts === undefined) return (await web.chat.postMessage({ channel: place.channel, thread_ts: place.thread, text: clip(text), mrkdwn: false })).ts!
         await web.chat.update({ channel: place.channel, ts, text: clip(text) })

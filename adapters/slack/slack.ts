@@ -10,6 +10,7 @@ import { portError } from "../../src/config/ports.ts"
 import { section, withButtons, type Block } from "./blocks.ts"
 import { BusyIndicator, type MessageRef } from "./busy.ts"
 import { messageIdOf, messageRefOf, placeOf, type Place } from "./conversation.ts"
+import { AssistantThreads, type AssistantThreadEvent } from "./assistant.ts"
 import { tokenOrigins, uploadFile } from "./files.ts"
 import { SlackLive } from "./live.ts"
 import { ACTION_ID, inboundOfAction, inboundOfEvent, type MessageEvent } from "./inbound.ts"
@@ -90,6 +91,7 @@ export class SlackChannel implements Channel {
   private readonly userZones: SlackUserZones
   private readonly busy: BusyIndicator
   private readonly liveAnswers: SlackLive
+  private readonly assistant: AssistantThreads
   private app?: App
   private watchdog?: SocketWatchdog
   private readonly connection = new ConnectionHealth()
@@ -127,6 +129,7 @@ export class SlackChannel implements Channel {
     this.progressMessages = progressMessages(this.web, log, options.progressEditIntervalMs)
     this.userZones = new SlackUserZones(this.web, log)
     this.liveAnswers = new SlackLive(this.web, log, options)
+    this.assistant = new AssistantThreads(this.web, log, config.suggestedPrompts)
     this.quick = new webApi.WebClient(config.botToken, { ...this.clientOptions, retryConfig: { retries: 0 } })
     this.busy = new BusyIndicator(this.quick, log, options.statusRenewMs)
   }
@@ -238,6 +241,7 @@ export class SlackChannel implements Channel {
     this.partial.delete(conversation)
     if (place.thread) this.threads.add(conversation)
     this.busy.posted(conversation)
+    this.assistant.answered(conversation)
     // A question is edited when it closes: its id is that of the part that carries the buttons.
     const shown = buttons ? ids.at(-1)! : ids[0]
     return { messageId: messageIdOf(shown.channel, shown.ts) }
@@ -327,8 +331,11 @@ export class SlackChannel implements Channel {
       const message = event as unknown as MessageEvent
       const inbound = inboundOfEvent(message, { team, eventId: body.event_id, botUserId: this.botUserId, botToken: this.config.botToken, fileOrigins: this.fileOrigins, follows: (conversation) => this.threads.has(conversation) })
       if (inbound && message.type === "app_mention") this.threads.add(inbound.conversation)
+      if (inbound) this.assistant.wrote(inbound.conversation, inbound.text)
       await this.hand(handlers, inbound, { channel: message.channel, ts: message.ts })
     })
+    app.event("assistant_thread_started", async ({ event }) => this.assistant.started(event as AssistantThreadEvent))
+    app.event("assistant_thread_context_changed", async ({ event }) => this.assistant.contextChanged(event as AssistantThreadEvent))
     app.action<BlockAction<ButtonAction>>({ type: "block_actions", action_id: ACTION_ID }, async ({ ack, body }) => {
       // Held until the press is stored (StoreFirstReceiver).
       await ack()

@@ -42,6 +42,7 @@ export class TelegramLive {
     this.draft = {
       name: "draft",
       intervalMs: options.draftIntervalMs ?? 300,
+      endsInPlace: false,
       show: async (chatId, text, draftId) => {
         const id = draftId ?? randomInt(1, 2 ** 31 - 1)
         await api.sendMessageDraft(chatId, id, clip(text)).catch((error: unknown) => {
@@ -61,6 +62,7 @@ export class TelegramLive {
     this.message = {
       name: "message",
       intervalMs: options.editIntervalMs ?? EDIT_INTERVAL_MS,
+      endsInPlace: true,
       show: async (chatId, text, messageId) => {
         if (messageId === undefined) return (await api.sendMessage(chatId, clip(text))).message_id
         await api.editMessageText(chatId, messageId, clip(text)).catch((error: unknown) => {

@@ -52,6 +52,11 @@ const schema = z.object({
   SLACK_SIGNING_SECRET: z.string().optional(),
   SLACK_PORT: port().default(3000),
   SLACK_API_URL: httpUrl().optional(),
+  SLACK_SUGGESTED_PROMPTS: z
+    .string()
+    .transform((value) => value.split(";").map((prompt) => prompt.trim()).filter(Boolean))
+    .pipe(z.array(z.string().max(150, "expected prompts of at most 150 characters")).min(1, "expected 1 to 4 prompts separated by ;").max(4, "expected 1 to 4 prompts separated by ;"))
+    .optional(),
   MEMORY_SCOPE: z.enum(["user", "shared"], "expected user or shared").default("user"),
   // Unset: the server's zone (TZ), checked in loadConfig.
   DEFAULT_TIMEZONE: z.string().refine(isTimeZone, 'expected an IANA time zone, e.g. "Europe/Berlin"').optional(),
@@ -230,6 +235,7 @@ function toConfig(vars: Vars, models: Config["models"], defaultTimeZone: string)
       signingSecret: vars.SLACK_SIGNING_SECRET,
       port: vars.SLACK_PORT,
       apiUrl: vars.SLACK_API_URL,
+      suggestedPrompts: vars.SLACK_SUGGESTED_PROMPTS,
     },
     memoryScope: vars.MEMORY_SCOPE,
     defaultTimeZone,

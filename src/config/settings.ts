@@ -62,6 +62,8 @@ export interface Config {
     signingSecret?: string
     port: number
     apiUrl?: string
+    /** SLACK_SUGGESTED_PROMPTS: what a new assistant thread suggests (default: a few of Steward's own). */
+    suggestedPrompts?: string[]
   }
   memoryScope: "user" | "shared"
   /** The IANA zone of a user who has none of their own (DEFAULT_TIMEZONE; default: the server's). */

@@ -9,10 +9,9 @@ import { startApp, type App } from "../../src/app.ts"
 import { loadConfig } from "../../src/config/config.ts"
 import { byRole, startModelServer, type ModelServer, type Reply, type Script } from "../fakes/model-server.ts"
 import { dmEvent, eventCallback, EventSender, mentionEvent, startSlackApi, type SlackApi, type SlackEvent } from "../fakes/slack-api.ts"
-import { scriptedEnv, slackEnv, untilWhileRunning } from "../support/e2e.ts"
+import { scriptedEnv, slackEnv, untilWhileRunning, liveAnswerOnRecord } from "../support/e2e.ts"
 import { ListMemory } from "../support/harness.ts"
 import { StewardProcess } from "../support/process.ts"
-import { Store } from "../../src/store/store.ts"
 import { afterTool } from "../support/scripts.ts"
 
 const OWNER = "U0OWNER"
@@ -56,19 +55,6 @@ async function start(script: Script): Promise<App> {
 const send = async (event: SlackEvent) => expect((await sender.event(eventCallback(api.team, event))).status).toBe(200)
 const answering = (reply: Reply): Script => byRole({ teller: (req) => (afterTool(req) ? { text: "" } : reply) })
 const replyOf = (text: string, chunks: number, overMs: number): Reply => ({ toolCalls: [{ name: "reply", args: { text } }], pace: { chunks, overMs } })
-/** Waits until the channel's state has an answer shown live on record (read from the data folder). */
-async function onRecord(channel: string): Promise<void> {
-  const store = await Store.open(dataDir)
-  try {
-    const recorded = async () => (await store.channelState(channel).list("live/")).length === 1
-    for (const deadline = Date.now() + 10_000; !(await recorded()); await new Promise((resolve) => setTimeout(resolve, 20))) {
-      if (Date.now() > deadline) throw new Error("the answer shown live was never put on record")
-    }
-  } finally {
-    await store.close()
-  }
-}
-
 const callsOf = (method: string) => api.calls.filter((call) => call.method === method)
 
 describe("Slack live answers (real Bolt, fake Web API, a model that streams)", () => {
@@ -77,7 +63,7 @@ describe("Slack live answers (real Bolt, fake Web API, a model that streams)", (
     const thread = "1700000500.000100"
     api.assistantThreads.add(`${OWNER_DM}:${thread}`)
     await send(dmEvent(OWNER, OWNER_DM, "tell me", { thread_ts: thread }))
-    await api.waitFor(() => callsOf("chat.stopStream").length === 1, 10_000)
+    await api.waitFor(() => callsOf("chat.stopStream").length === 1, 30_000)
     await steward.supervisor.idle()
     const started = callsOf("chat.startStream")
     expect(started).toHaveLength(1)
@@ -96,7 +82,7 @@ describe("Slack live answers (real Bolt, fake Web API, a model that streams)", (
     const steward = await start(answering(replyOf(ANSWER, 10, 1000)))
     const mention = mentionEvent(OWNER, "C0TEAM", "tell me")
     await send(mention)
-    await api.waitFor(() => callsOf("chat.stopStream").length === 1, 10_000)
+    await api.waitFor(() => callsOf("chat.stopStream").length === 1, 30_000)
     await steward.supervisor.idle()
     expect(callsOf("chat.startStream")[0]!.params).toMatchObject({ channel: "C0TEAM", recipient_user_id: OWNER, recipient_team_id: api.team })
     expect(api.messages.filter((message) => message.channel === "C0TEAM").map((message) => message.text)).toEqual([RENDERED])
@@ -105,7 +91,7 @@ describe("Slack live answers (real Bolt, fake Web API, a model that streams)", (
   it("in a top-level DM posts one message and updates it at most once a second, ending on the rendered answer", async () => {
     const steward = await start(answering(replyOf(ANSWER, 30, 3000)))
     await send(dmEvent(OWNER, OWNER_DM, "tell me"))
-    await api.waitFor(() => callsOf("chat.postMessage").length === 1, 10_000)
+    await api.waitFor(() => callsOf("chat.postMessage").length === 1, 30_000)
     await steward.supervisor.idle()
     expect(callsOf("chat.startStream")).toEqual([])
     expect(callsOf("chat.postMessage")).toHaveLength(1)
@@ -121,10 +107,31 @@ describe("Slack live answers (real Bolt, fake Web API, a model that streams)", (
     const steward = await start(answering(replyOf(ANSWER, 20, 2000)))
     const thread = "1700000600.000100"
     await send(dmEvent(OWNER, OWNER_DM, "tell me", { thread_ts: thread }))
-    await api.waitFor(() => callsOf("chat.postMessage").length === 1, 10_000)
+    await api.waitFor(() => callsOf("chat.postMessage").length === 1, 30_000)
     await steward.supervisor.idle()
     expect(api.messages.filter((message) => message.thread_ts === thread).map((message) => message.text)).toEqual([RENDERED])
     expect(callsOf("chat.postMessage")).toHaveLength(1)
+  })
+})
+
+describe("Slack assistant container (real Bolt, fake Web API)", () => {
+  it("suggests prompts when an assistant thread starts, titles it after its first answer and takes a context change", async () => {
+    const steward = await start(answering(replyOf("Sure, here is a plan.", 2, 100)))
+    const thread = "1700000800.000100"
+    const assistantThread = { user_id: OWNER, channel_id: OWNER_DM, thread_ts: thread, context: { channel_id: "C0TEAM", team_id: api.team } }
+    const startedAt = performance.now()
+    await send({ type: "assistant_thread_started", assistant_thread: assistantThread, ts: thread, channel: OWNER_DM } as unknown as SlackEvent)
+    const prompts = await api.waitFor(() => api.suggestedPrompts.get(`${OWNER_DM}:${thread}`))
+    expect(performance.now() - startedAt).toBeLessThan(3000)
+    expect(prompts.length).toBeGreaterThanOrEqual(1)
+    expect(prompts.length).toBeLessThanOrEqual(4)
+
+    await send({ type: "assistant_thread_context_changed", assistant_thread: { ...assistantThread, context: { channel_id: "C0OTHER", team_id: api.team } }, ts: thread, channel: OWNER_DM } as unknown as SlackEvent)
+    await send(dmEvent(OWNER, OWNER_DM, "Plan my trip to Lisbon", { thread_ts: thread }))
+    await send(dmEvent(OWNER, OWNER_DM, "and book nothing yet", { thread_ts: thread }))
+    expect(await api.waitFor(() => api.threadTitles.get(`${OWNER_DM}:${thread}`), 30_000)).toBe("Plan my trip to Lisbon")
+    await steward.supervisor.idle()
+    expect(callsOf("assistant.threads.setTitle")).toHaveLength(1)
   })
 })
 
@@ -151,20 +158,20 @@ describe("Slack live answers across a crash", () => {
     // Socket Mode: the program connects out to the fake, so nothing listens beyond 127.0.0.1.
     const socketEnv = env({ SLACK_APP_TOKEN: api.appToken })
     steward = StewardProcess.start(socketEnv)
-    await untilWhileRunning(steward, "the Socket Mode connection", () => api.socket.connections.length === 1)
+    await untilWhileRunning(steward, "the Socket Mode connection", () => api.socket.connections.length === 1, 40_000)
     const thread = "1700000700.000100"
     api.socket.sendEvent(eventCallback(api.team, dmEvent(OWNER, OWNER_DM, "tell me", { thread_ts: thread })))
-    const open = await untilWhileRunning(steward, "the open stream", () => api.messages.find((message) => message.thread_ts === thread && message.streaming && message.text.length > 0))
-    await onRecord("slack")
+    const open = await untilWhileRunning(steward, "the open stream", () => api.messages.find((message) => message.thread_ts === thread && message.streaming && message.text.length > 0), 40_000)
+    await liveAnswerOnRecord(dataDir, "slack")
     expect(await steward.kill("SIGKILL")).toBe(null)
     release()
 
     steward = StewardProcess.start(socketEnv)
-    await untilWhileRunning(steward, "the complete answer", () => api.messages.some((message) => message.thread_ts === thread && message.text === RENDERED))
+    await untilWhileRunning(steward, "the complete answer", () => api.messages.some((message) => message.thread_ts === thread && message.text === RENDERED), 40_000)
     const left = api.messages.find((message) => message.ts === open.ts)!
     expect(left.streaming).toBe(false)
     expect(left.text).toMatch(/interrupted — the full answer follows/)
     expect(api.messages.filter((message) => message.thread_ts === thread && message.text === RENDERED)).toHaveLength(1)
     expect(await steward.kill("SIGTERM")).toBe(0)
-  }, 60_000)
+  }, 120_000)
 })

@@ -8,10 +8,9 @@ import { startApp, type App } from "../../src/app.ts"
 import { loadConfig } from "../../src/config/config.ts"
 import { byRole, startModelServer, type ChatRequest, type ModelServer, type Reply, type Script } from "../fakes/model-server.ts"
 import { startTelegramApi, textUpdate, type TelegramApi } from "../fakes/telegram-api.ts"
-import { scriptedEnv, telegramEnv, untilWhileRunning } from "../support/e2e.ts"
+import { scriptedEnv, telegramEnv, untilWhileRunning, liveAnswerOnRecord } from "../support/e2e.ts"
 import { ListMemory } from "../support/harness.ts"
 import { StewardProcess } from "../support/process.ts"
-import { Store } from "../../src/store/store.ts"
 import { afterTool } from "../support/scripts.ts"
 
 const OWNER = 1001
@@ -52,19 +51,6 @@ async function start(script: Script, extra: Record<string, string> = {}): Promis
 const answering = (first: Reply): Script => byRole({ teller: (req: ChatRequest) => (afterTool(req) ? { text: "" } : first) })
 const replyOf = (text: string, chunks: number, overMs: number): Reply => ({ toolCalls: [{ name: "reply", args: { text } }], pace: { chunks, overMs } })
 
-/** Waits until the channel's state has an answer shown live on record (read from the data folder). */
-async function onRecord(channel: string): Promise<void> {
-  const store = await Store.open(dataDir)
-  try {
-    const recorded = async () => (await store.channelState(channel).list("live/")).length === 1
-    for (const deadline = Date.now() + 10_000; !(await recorded()); await new Promise((resolve) => setTimeout(resolve, 20))) {
-      if (Date.now() > deadline) throw new Error("the answer shown live was never put on record")
-    }
-  } finally {
-    await store.close()
-  }
-}
-
 const botMessages = () => api.sent.filter((message) => message.chat.id === OWNER)
 const calls = (method: string) => api.requests.filter((request) => request.method === method)
 
@@ -72,7 +58,7 @@ describe("Telegram live answers (real grammY, fake Bot API, a model that streams
   it("shows a reply's text as growing drafts, then sends one final message rendered as always", async () => {
     const steward = await start(answering(replyOf(ANSWER, 20, 2000)))
     api.pushUpdate(textUpdate(OWNER, OWNER, "tell me"))
-    await api.waitFor(() => botMessages().length === 1, 10_000)
+    await api.waitFor(() => botMessages().length === 1, 30_000)
     await steward.supervisor.idle()
     const drafts = api.drafts.filter((draft) => draft.chatId === OWNER)
     expect(drafts.length).toBeGreaterThanOrEqual(3)
@@ -91,7 +77,7 @@ describe("Telegram live answers (real grammY, fake Bot API, a model that streams
   it("streams an answer given in plain text the same way", async () => {
     const steward = await start(answering({ text: ANSWER, pace: { chunks: 20, overMs: 2000 } }))
     api.pushUpdate(textUpdate(OWNER, OWNER, "tell me"))
-    await api.waitFor(() => botMessages().length === 1, 10_000)
+    await api.waitFor(() => botMessages().length === 1, 30_000)
     await steward.supervisor.idle()
     expect(api.drafts.length).toBeGreaterThanOrEqual(3)
     expect(botMessages().map((message) => message.text)).toEqual([SHOWN])
@@ -101,7 +87,7 @@ describe("Telegram live answers (real grammY, fake Bot API, a model that streams
     api.failNext("sendMessageDraft", { status: 400, description: "Bad Request: method not available" })
     const steward = await start(answering(replyOf(ANSWER, 30, 3000)))
     api.pushUpdate(textUpdate(OWNER, OWNER, "tell me"))
-    await api.waitFor(() => calls("sendMessage").length === 1, 10_000)
+    await api.waitFor(() => calls("sendMessage").length === 1, 30_000)
     await steward.supervisor.idle()
     expect(calls("sendMessage")).toHaveLength(1)
     const edits = calls("editMessageText")
@@ -123,17 +109,39 @@ describe("Telegram live answers (real grammY, fake Bot API, a model that streams
     }
     const steward = await start(byRole({ teller }))
     api.pushUpdate(textUpdate(OWNER, OWNER, "what runs?"))
-    await api.waitFor(() => step >= 2, 10_000)
+    await api.waitFor(() => step >= 2, 30_000)
     await steward.supervisor.idle()
     // The step's text came before its tool call: it may have been shown for a moment as a
     // draft, but it never became a message.
     expect(botMessages()).toEqual([])
   })
 
+  it("marks a message sent while an answer is being written with 👀 within a second, and answers it after that answer", async () => {
+    const teller: Script = (req) => {
+      if (afterTool(req)) return { text: "" }
+      if (req.lastUserText.includes("second")) return { toolCalls: [{ name: "reply", args: { text: "answer to second" } }] }
+      return replyOf(ANSWER, 30, 3000)
+    }
+    const steward = await start(byRole({ teller }))
+    api.pushUpdate(textUpdate(OWNER, OWNER, "first"))
+    await api.waitFor(() => api.drafts.length > 0, 30_000)
+    const second = textUpdate(OWNER, OWNER, "second")
+    const sentAt = performance.now()
+    api.pushUpdate(second)
+    const reacted = await api.waitFor(() => calls("setMessageReaction")[0])
+    expect(reacted.at - sentAt).toBeLessThan(1000)
+    expect(api.reactions.get(`${OWNER}:${second.message!.message_id}`)).toEqual(["👀"])
+    // Seen at once, answered after the answer being written.
+    expect(botMessages()).toEqual([])
+    await api.waitFor(() => botMessages().length === 2, 30_000)
+    await steward.supervisor.idle()
+    expect(botMessages().map((message) => message.text)).toEqual([SHOWN, "answer to second"])
+  })
+
   it("sends plain final messages and no drafts with STREAM_REPLIES=off", async () => {
     const steward = await start(answering(replyOf(ANSWER, 10, 500)), { STREAM_REPLIES: "off" })
     api.pushUpdate(textUpdate(OWNER, OWNER, "tell me"))
-    await api.waitFor(() => botMessages().length === 1, 10_000)
+    await api.waitFor(() => botMessages().length === 1, 30_000)
     await steward.supervisor.idle()
     expect(api.drafts).toEqual([])
     expect(server!.requests.every((request) => !request.stream)).toBe(true)
@@ -165,16 +173,16 @@ describe("Telegram live answers across a crash", () => {
     )
     steward = StewardProcess.start(env())
     api.pushUpdate(textUpdate(OWNER, OWNER, "tell me"))
-    const half = await untilWhileRunning(steward, "the half-written message", () => botMessages()[0])
+    const half = await untilWhileRunning(steward, "the half-written message", () => botMessages()[0], 40_000)
     expect(ANSWER.startsWith(half.text!) && half.text!.length < ANSWER.length).toBe(true)
-    await onRecord("telegram")
+    await liveAnswerOnRecord(dataDir, "telegram")
     expect(await steward.kill("SIGKILL")).toBe(null)
     release()
 
     steward = StewardProcess.start(env())
-    await untilWhileRunning(steward, "the complete answer", () => botMessages().some((message) => message.text === SHOWN))
-    await untilWhileRunning(steward, "the half-written message deleted", () => !botMessages().some((message) => message.message_id === half.message_id))
+    await untilWhileRunning(steward, "the complete answer", () => botMessages().some((message) => message.text === SHOWN), 40_000)
+    await untilWhileRunning(steward, "the half-written message deleted", () => !botMessages().some((message) => message.message_id === half.message_id), 40_000)
     expect(botMessages().map((message) => message.text)).toEqual([SHOWN])
     expect(await steward.kill("SIGTERM")).toBe(0)
-  }, 60_000)
+  }, 120_000)
 })

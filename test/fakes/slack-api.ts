@@ -67,6 +67,9 @@ export type SlackApi = {
   assistantThreads: Set<string>
   /** The status shown in each assistant thread now, by `<channel>:<thread_ts>`. */
   threadStatus: Map<string, string>
+  /** Suggested prompts and titles set on assistant threads, by `<channel>:<thread_ts>`. */
+  suggestedPrompts: Map<string, Array<{ title: string; message: string }>>
+  threadTitles: Map<string, string>
   /** Serves `data` as a file a user shared; `size` may claim another size (for limits). */
   hostFile(name: string, mimetype: string, data: Buffer | string, size?: number): SlackFile
   /** The next call of `method` (for which `when` holds, if given) fails this way instead of running; several queue up. */
@@ -133,6 +136,8 @@ export async function startSlackApi(options: { team?: string } = {}): Promise<Sl
   const reactions = new Map<string, Set<string>>()
   const assistantThreads = new Set<string>()
   const threadStatus = new Map<string, string>()
+  const suggestedPrompts = new Map<string, Array<{ title: string; message: string }>>()
+  const threadTitles = new Map<string, string>()
 
   const find = (params: Params) => {
     const index = messages.findIndex((message) => message.channel === params.channel && message.ts === params.ts)
@@ -259,6 +264,18 @@ export async function startSlackApi(options: { team?: string } = {}): Promise<Sl
       else threadStatus.set(key, String(params.status))
       return {}
     },
+    // The assistant container: a thread's suggested prompts (1-4, each a title and a message) and title.
+    "assistant.threads.setSuggestedPrompts": (params) => {
+      const prompts = (typeof params.prompts === "string" ? JSON.parse(params.prompts) : params.prompts) as Array<{ title?: string; message?: string }> | undefined
+      if (!params.channel_id || !params.thread_ts || !Array.isArray(prompts) || prompts.length < 1 || prompts.length > 4 || prompts.some((prompt) => !prompt.title || !prompt.message)) throw new ApiError("invalid_arguments")
+      suggestedPrompts.set(`${String(params.channel_id)}:${String(params.thread_ts)}`, prompts.map((prompt) => ({ title: prompt.title!, message: prompt.message! })))
+      return {}
+    },
+    "assistant.threads.setTitle": (params) => {
+      if (!params.channel_id || !params.thread_ts || !params.title) throw new ApiError("invalid_arguments")
+      threadTitles.set(`${String(params.channel_id)}:${String(params.thread_ts)}`, String(params.title))
+      return {}
+    },
     "apps.connections.open": (_params, token) => {
       if (!token.startsWith("xapp-")) throw new ApiError("not_allowed_token_type")
       return { url: `ws://127.0.0.1:${port}/link/?ticket=${randomBytes(6).toString("hex")}` }
@@ -366,6 +383,8 @@ export async function startSlackApi(options: { team?: string } = {}): Promise<Sl
     reactions,
     assistantThreads,
     threadStatus,
+    suggestedPrompts,
+    threadTitles,
     hostFile(name, mimetype, data, size) {
       const id = `F0IN${++lastFile}`
       const bytes = Buffer.from(data)

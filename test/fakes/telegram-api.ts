@@ -42,6 +42,8 @@ export type TelegramApi = {
   uploads: Upload[]
   /** Every draft shown (sendMessageDraft), in order, with its arrival time (`performance.now()`). */
   drafts: Draft[]
+  /** The bot's reactions (setMessageReaction) by `<chat id>:<message id>`. */
+  reactions: Map<string, string[]>
   /** Downloads through the file route, by file path. */
   downloads: string[]
   /** Stores a file as if a user had sent it; `size` may claim another size (for limits). */
@@ -180,6 +182,7 @@ export async function startTelegramApi(options: TelegramApiOptions = {}): Promis
   const files = new Map<string, { data: Buffer; size: number; path: string }>()
   const uploads: Upload[] = []
   const drafts: Draft[] = []
+  const reactions = new Map<string, string[]>()
   const downloads: string[] = []
   let lastFile = 0
   let queue: Update[] = []
@@ -266,6 +269,15 @@ export async function startTelegramApi(options: TelegramApiOptions = {}): Promis
       }
       sent.push(message)
       return message
+    },
+    setmessagereaction(params) {
+      const chatId = chatOf(params)
+      const messageId = Number(params.message_id)
+      const reaction = (typeof params.reaction === "string" ? JSON.parse(params.reaction) : (params.reaction ?? [])) as Array<{ type: string; emoji?: string }>
+      if (!Number.isInteger(messageId)) throw badRequest("message to react not found")
+      if (reaction.some((entry) => entry.type !== "emoji" || !entry.emoji)) throw badRequest("REACTION_INVALID")
+      reactions.set(`${chatId}:${messageId}`, reaction.map((entry) => entry.emoji!))
+      return true
     },
     /** Bot API 9.x: a draft of a message being written, shown in a private chat only. */
     sendmessagedraft(params) {
@@ -405,6 +417,7 @@ export async function startTelegramApi(options: TelegramApiOptions = {}): Promis
     requests,
     uploads,
     drafts,
+    reactions,
     downloads,
     addFile(data, size) {
       const id = `file${++lastFile}`

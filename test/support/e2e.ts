@@ -6,6 +6,7 @@ import type { StewardProcess } from "./process.ts"
 import { afterTool, say } from "./scripts.ts"
 import { waitFor } from "./wait-for.ts"
 import { unwrapped } from "../../src/trust/envelope.ts"
+import { Store } from "../../src/store/store.ts"
 
 /** Steward on `dataDir` with the scripted model server at `modelUrl` (one retry). */
 export const scriptedEnv = (dataDir: string, modelUrl: string) => ({ DATA_DIR: dataDir, MODEL: "openai-compatible:scripted", OPENAI_COMPATIBLE_BASE_URL: modelUrl, MODEL_MAX_RETRIES: "1" })
@@ -103,5 +104,19 @@ export function calling(tool: string, args: object, seen: ChatRequest[] = []): S
     const result = req.lastToolResults.find((r) => r.toolName === tool)
     if (result) return { text: `${tool} said ${unwrapped(result.content)}` }
     return { toolCalls: [{ name: tool, args }] } satisfies Reply
+  }
+}
+
+/** Waits until `channel`'s state in `dataDir` has an answer shown live on record (a Steward
+ *  process killed after that must end it at its next start). */
+export async function liveAnswerOnRecord(dataDir: string, channel: string): Promise<void> {
+  const store = await Store.open(dataDir)
+  try {
+    const recorded = async () => (await store.channelState(channel).list("live/")).length === 1
+    for (const deadline = Date.now() + 10_000; !(await recorded()); await new Promise((resolve) => setTimeout(resolve, 20))) {
+      if (Date.now() > deadline) throw new Error("the answer shown live was never put on record")
+    }
+  } finally {
+    await store.close()
   }
 }
