@@ -14,6 +14,9 @@ export interface AnswerStream {
 /** The key of a step's own text. */
 export const STEP_TEXT = "text"
 
+/** How often the partial input of a streaming `reply` call is parsed for its text. */
+const REPLY_PARSE_MS = 100
+
 /**
  * One model call with `stream: true`: the same request and the same result as generateText
  * (the step's response messages and usage), while text meant for the user goes to `answers`
@@ -25,21 +28,30 @@ export const STEP_TEXT = "text"
 export async function streamStep(request: Parameters<typeof streamText>[0], answers: AnswerStream) {
   const result = streamText(request)
   let text = ""
+  // Whether the text has more than white space yet: kept, not recomputed, since a long answer
+  // arrives in tens of thousands of deltas and a scan of the whole text at each was quadratic.
+  let spoken = false
   let calling = false
-  const replies = new Map<string, { input: string; shown: string }>()
+  const replies = new Map<string, { input: string; shown: string; parsedAt: number }>()
   for await (const part of result.fullStream) {
     if (part.type === "error") throw part.error
     if (part.type === "text-delta" && !calling) {
       text += part.text
-      if (text.trim()) answers.show(STEP_TEXT, text)
+      spoken ||= part.text.trim() !== ""
+      if (spoken) answers.show(STEP_TEXT, text)
     } else if (part.type === "tool-input-start") {
-      if (!calling && text.trim()) answers.drop(STEP_TEXT)
+      if (!calling && spoken) answers.drop(STEP_TEXT)
       calling = true
-      if (part.toolName === "reply") replies.set(part.id, { input: "", shown: "" })
+      if (part.toolName === "reply") replies.set(part.id, { input: "", shown: "", parsedAt: -Infinity })
     } else if (part.type === "tool-input-delta") {
       const reply = replies.get(part.id)
       if (!reply) continue
       reply.input += part.delta
+      // The input is parsed whole, so not at every delta: at most every REPLY_PARSE_MS (the
+      // channels show at most one update a second anyway).
+      const now = performance.now()
+      if (now - reply.parsedAt < REPLY_PARSE_MS) continue
+      reply.parsedAt = now
       const said = await replyText(reply.input)
       if (said && said !== reply.shown) answers.show(part.id, (reply.shown = said))
     }

@@ -153,8 +153,8 @@ describe("the Slack send window", () => {
       return save.call(this, records)
     })
     await sender.event(eventCallback(slack.team, dmEvent(SLACK_OWNER, OWNER_DM, "hi")))
-    await slack.waitFor(() => slack.messages.some((message) => message.text === "only once"))
-    const posted = slack.messages.find((message) => message.text === "only once")!
+    // The answer is shown as it is written, then becomes the final message, which carries the outbox id.
+    const posted = await slack.waitFor(() => slack.messages.find((message) => message.text === "only once" && message.metadata))
     expect(posted.metadata).toMatchObject({ event_type: "steward_outbox", event_payload: { id: expect.any(String) } })
     await app!.store.close().catch(() => {})
     vi.restoreAllMocks()

@@ -156,8 +156,7 @@ export async function startSlackApi(options: { team?: string } = {}): Promise<Sl
       const channel = requireChannel(params)
       const content = contentOf(params)
       if (!content.text && !content.blocks) throw new ApiError("no_text")
-      let metadata = params.metadata as SlackMessage["metadata"] | string | undefined
-      if (typeof metadata === "string") metadata = JSON.parse(metadata) as SlackMessage["metadata"]
+      const metadata = metadataOf(params)
       const message: SlackMessage = { channel, ts: nextTs(), user: botUserId, bot_id: botId, text: content.text ?? "", ...(content.blocks && { blocks: content.blocks }), ...(metadata && { metadata }) }
       if (params.thread_ts !== undefined) {
         if (!messages.some((m) => m.channel === channel && m.ts === params.thread_ts) && !String(params.thread_ts).match(/^\d+\.\d+$/)) throw new ApiError("invalid_thread_ts")
@@ -200,6 +199,9 @@ export async function startSlackApi(options: { team?: string } = {}): Promise<Sl
       // As on Slack: without `blocks` the message keeps its blocks; an empty list removes them.
       const updated: SlackMessage = { ...messages[index], text: content.text ?? messages[index].text }
       if (content.blocks !== undefined) updated.blocks = content.blocks.length > 0 ? content.blocks : undefined
+      // As on Slack: an update may set the message's metadata.
+      const metadata = metadataOf(params)
+      if (metadata) updated.metadata = metadata
       messages[index] = updated
       return { channel: updated.channel, ts: updated.ts, text: updated.text }
     },
@@ -592,4 +594,10 @@ export class EventSender {
       req.end(body)
     })
   }
+}
+
+/** A post's or update's `metadata` parameter (an object, or JSON as form-encoded calls send it). */
+function metadataOf(params: Record<string, unknown>): SlackMessage["metadata"] | undefined {
+  const metadata = params.metadata as SlackMessage["metadata"] | string | undefined
+  return typeof metadata === "string" ? (JSON.parse(metadata) as SlackMessage["metadata"]) : metadata
 }
