@@ -15,10 +15,11 @@ export function registerUsage(program: Command): void {
     .action(async (options: { days: string }, command: Command) => {
       const days = Number(options.days)
       if (!Number.isInteger(days) || days < 1 || days > 366) throw new CliError("--days is a whole number from 1 to 366", 2)
-      const settings = config()
       const now = new Date()
       const today = utcDay(now.getTime())
       const { summary, samplesToday, triggers } = await withStore(async (store) => ({ summary: await ownerUsage(store, days, now), samplesToday: await store.usageSince(today.start), triggers: await store.triggers() }))
+      // After the store: a folder with no data is said to be one before any setting is needed.
+      const settings = config()
       const owners = settings.allowedUsers.users
       const users = await quotaUse({ dataDir: settings.dataDir, memoryScope: settings.memoryScope, samplesToday: samplesToday.filter((sample) => sample.at.slice(0, 10) === today.day), triggers, isOwner: (user) => owners.has(user), now })
       const limits = quotaLimits(settings.quotas)

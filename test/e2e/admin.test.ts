@@ -58,7 +58,7 @@ describe("admin endpoints (real program)", () => {
     const health = await get(port, "/healthz")
     expect(health.status).toBe(200)
     const { version } = JSON.parse(readFileSync("package.json", "utf8")) as { version: string }
-    expect(await health.json()).toEqual({ status: "ok", version, uptimeSeconds: expect.any(Number), ok: true, store: { ok: true }, channels: { console: { ok: true, reconnects: 0 } }, reasons: [] })
+    expect(await health.json()).toEqual({ status: "ok", version, uptimeSeconds: expect.any(Number), ok: true, store: { ok: true }, channels: { console: { ok: true, reconnects: 0 } }, mcp: [], reasons: [] })
 
     steward.send("hello")
     await steward.waitFor((p) => p.replies.length >= 1, "the reply")

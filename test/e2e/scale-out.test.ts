@@ -169,7 +169,7 @@ describe("scale-out: three real processes on one Postgres, SIGKILLed under load"
     // `steward status` while the work goes on: the processes, one leader alive, what each runs.
     // (status reads the lease from the configuration, so it gets the processes' own; the killed
     // ones are dead to it once their last beat is a lease old.)
-    const statusEnv = { ...env, TELEGRAM_BOT_TOKEN: "", SLACK_BOT_TOKEN: "" }
+    const statusEnv = { ...env, TELEGRAM_BOT_TOKEN: "", SLACK_BOT_TOKEN: "", SLACK_SIGNING_SECRET: "" }
     const killedIds = new Set(killed.map((member) => member.id!))
     await eventually(async () => (await cluster!.records()).every((r) => !killedIds.has(r.id) || Date.now() - Date.parse(r.seenAt) > leaseMs), "the killed processes a lease silent", 5000)
     const midway = await clusterStatus(statusEnv)

@@ -6,9 +6,10 @@ import { join } from "node:path"
 import { afterEach, beforeEach, describe, expect, it, onTestFinished } from "vitest"
 import { StewardProcess } from "../support/process.ts"
 
-/** Each secret as a user would configure it; the Telegram token has a space, which its URLs escape. */
+/** Each secret as a user would configure it (a token with a space is refused at start-up now; its
+ *  escaped spellings are covered by test/log/redact.test.ts). */
 const SECRETS = {
-  TELEGRAM_BOT_TOKEN: "123456:AAF secret token",
+  TELEGRAM_BOT_TOKEN: "123456:AAF-secret_token",
   OPENAI_API_KEY: "sk-proj-openaikey0123456789",
   ANTHROPIC_API_KEY: "sk-ant-api03-anthropickey01",
   OPENAI_COMPATIBLE_API_KEY: "compatible-key-0123456789",
@@ -105,11 +106,13 @@ describe("secrets never reach the log (the real program at debug level, every in
 
   it("Slack's bot and app tokens and signing secret are not in the log of a Socket Mode start that fails", async () => {
     const logFile = join(dataDir, "steward.log")
-    steward = StewardProcess.start({ ...SLACK_SECRETS, DATA_DIR: dataDir, LOG_LEVEL: "debug", LOG_FILE: logFile, SLACK_API_URL: `${drop.url}/api/`, MODEL: "openai-compatible:m", OPENAI_COMPATIBLE_BASE_URL: `${drop.url}/v1`, OPENAI_COMPATIBLE_API_KEY: SECRETS.OPENAI_COMPATIBLE_API_KEY })
-    expect(await steward.exited).not.toBe(0)
-    const whole = (existsSync(logFile) ? readFileSync(logFile, "utf8") : "") + steward.stderr.join("")
-    expect(whole).toMatch(/could not start/)
-    expect(whole).toMatch(/"level":20/) // the debug lines of Slack's client are in it
+    steward = StewardProcess.start({ ...SLACK_SECRETS, DATA_DIR: dataDir, LOG_LEVEL: "debug", LOG_FILE: logFile, SLACK_API_URL: `${drop.url}/api/`, MODEL: "openai-compatible:m", OPENAI_COMPATIBLE_BASE_URL: `${drop.url}/v1`, OPENAI_COMPATIBLE_API_KEY: SECRETS.OPENAI_COMPATIBLE_API_KEY, SHUTDOWN_GRACE: "0" })
+    const log = () => (existsSync(logFile) ? readFileSync(logFile, "utf8") : "")
+    // Slack out of reach is retried in the background (a restart would not fix it sooner): its
+    // failure is logged, with the debug lines of Slack's client.
+    await steward.waitFor(() => /retrying/.test(log()) && /"level":20/.test(log()), "Slack's failure in the log", 60_000)
+    await steward.kill("SIGTERM")
+    const whole = log() + steward.stderr.join("")
     expect(leaked(whole, { ...SLACK_SECRETS, OPENAI_COMPATIBLE_API_KEY: SECRETS.OPENAI_COMPATIBLE_API_KEY })).toEqual([])
   }, 90_000)
 
