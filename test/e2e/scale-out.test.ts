@@ -243,7 +243,9 @@ describe("scale-out: three real processes on one Postgres, SIGKILLed under load"
     expect(triggers).toHaveLength(2 * TRIGGERS_PER_PLATFORM)
     for (const trigger of triggers) {
       const firings = await store.firingsOf(trigger.id)
-      expect([trigger.id, firings.map((f) => [f.outcome, f.status])]).toEqual([trigger.id, [["fired", "delivered"]]])
+      // Due around the leader's death: fired on time by the leader, or — when it died just before
+      // the due time — run late by the next one (missed_run, within maxLateness); once either way.
+      expect([trigger.id, firings.map((f) => [f.outcome, f.status])]).toEqual([trigger.id, [[expect.stringMatching(/^(fired|missed_run)$/), "delivered"]]])
     }
 
     // At the end: three processes alive, one leader, nothing running; the killed ones shown dead.
