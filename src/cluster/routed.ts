@@ -14,7 +14,7 @@ const APPROVAL_EXPIRE_SECONDS = 700
 /** A Caller as it travels: only its own fields (a tool passes its whole context as the caller);
  *  the abort signal stays with the run that made the call. */
 type PlainCaller = Omit<Caller, "abort">
-const plain = ({ role, agent, conversation, user, sessionId, callId, fresh, taskId }: Caller): PlainCaller => ({ role, agent, conversation, user, sessionId, callId, fresh, taskId })
+const plain = ({ role, agent, conversation, user, sessionId, callId, fresh, taskId, askedAt }: Caller): PlainCaller => ({ role, agent, conversation, user, sessionId, callId, fresh, taskId, askedAt })
 /** ask_user's "no answer yet" cannot travel as a symbol. */
 const AWAITING = { awaiting: true } as const
 

@@ -8,14 +8,17 @@ export interface TriggerOrigin {
   conversation: string
   user: string
   origin: string
+  /** When the work that creates it was asked for (Caller.askedAt); absent: now. */
+  askedAt?: string
 }
 
 const DEFAULT_MAX_LATENESS_S = 3600
 
 /** A new trigger's record from a checked request, with the request's defaults filled in (its
- *  due time is the cadence's to compute). A run time already past is the caller's error. */
+ *  due time is the cadence's to compute). A run time that was past when the work was asked for
+ *  is the caller's error; one that passed since (Steward's own delay) is due at once. */
 export function newTrigger(valid: ScheduleRequest, where: TriggerOrigin): TriggerRecord {
-  const late = valid.runAt === undefined ? undefined : runAtProblem(valid.runAt)
+  const late = valid.runAt === undefined ? undefined : runAtProblem(valid.runAt, where.askedAt === undefined ? undefined : new Date(where.askedAt))
   if (late) throw new ToolError(late)
   const now = new Date().toISOString()
   return {

@@ -64,11 +64,12 @@ export const ScheduleRequest = z
 
 export type ScheduleRequest = z.output<typeof ScheduleRequest>
 
-/** Why a new one-shot trigger cannot run at `runAt`: it is not in the future, or more than a
- *  (calendar) year ahead. */
-export function runAtProblem(runAt: string, now = new Date()): string | undefined {
+/** Why a new one-shot trigger cannot run at `runAt`: it is not in the future — or was not when
+ *  the work was asked for (`askedAt`) — or it is more than a (calendar) year ahead. */
+export function runAtProblem(runAt: string, askedAt?: Date): string | undefined {
+  const now = askedAt ?? new Date()
   const at = Date.parse(runAt)
-  if (at <= now.getTime()) return `runAt ${runAt} is not in the future (now: ${now.toISOString()})`
+  if (at <= now.getTime()) return askedAt ? `runAt ${runAt} was not in the future when this was asked for (${askedAt.toISOString()})` : `runAt ${runAt} is not in the future (now: ${now.toISOString()})`
   const yearAhead = new Date(now)
   yearAhead.setUTCFullYear(yearAhead.getUTCFullYear() + 1)
   if (at > yearAhead.getTime()) return `runAt ${runAt} is more than a year ahead`

@@ -100,7 +100,10 @@ export class Scheduler {
       if (known) return { taskId: known }
       const trigger = newTrigger(valid, where)
       try {
-        if (trigger.kind !== "conditional") trigger.nextRunAt = this.dueTimes.nextAfterNow(trigger)?.toISOString()
+        // A one-shot's runAt is its due time even once passed (newTrigger allowed it): the timer
+        // then finds it due at once, on time or late as dueOutcome decides.
+        if (trigger.kind === "scheduled") trigger.nextRunAt = new Date(trigger.runAt!).toISOString()
+        else if (trigger.kind !== "conditional") trigger.nextRunAt = this.dueTimes.nextAfterNow(trigger)?.toISOString()
         else await this.waits.learn(trigger.condition!)
         await this.table.save(trigger)
       } catch (error) {

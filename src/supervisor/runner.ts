@@ -43,6 +43,8 @@ export interface Run {
   takeInput: LoopInput["takeInput"]
   /** The task the run executes (Planner and Worker runs). */
   taskId?: string
+  /** When that task was asked for (Caller.askedAt). */
+  askedAt?: string
   onTool?: (summary: ToolSummary) => void
   onAnswer?: LoopInput["onAnswer"]
   answers?: LoopInput["answers"]
@@ -59,7 +61,7 @@ export class AgentRunner {
 
   constructor(private readonly deps: AgentRunnerDeps) {}
 
-  async run({ agent, session, signal, where, takeInput, taskId, onTool, onAnswer, answers }: Run): Promise<LoopOutcome> {
+  async run({ agent, session, signal, where, takeInput, taskId, askedAt, onTool, onAnswer, answers }: Run): Promise<LoopOutcome> {
     const role = agent.role as Role
     const { config, rules } = this.deps
     const refusal = await this.deps.mayRun?.(where.user)
@@ -81,7 +83,7 @@ export class AgentRunner {
       tools: this.toolsOf(agent),
       rules: rules[role],
       log: session,
-      context: { role, agent: agent.name, conversation: where.conversation, user: where.user, sessionId: session.info.id, taskId, abort: signal, ...this.deps.capabilities },
+      context: { role, agent: agent.name, conversation: where.conversation, user: where.user, sessionId: session.info.id, taskId, askedAt, abort: signal, ...this.deps.capabilities },
       maxSteps: config.maxSteps[role],
       maxRetries: config.maxRetries,
       usableTokens: config.context.contextTokens - config.context.outputTokens,
@@ -98,7 +100,7 @@ export class AgentRunner {
     const agent = task.role === "planner" ? this.deps.agents.planner : this.deps.agents.workers.get(task.agent)
     if (!agent) return Promise.reject(new Error(`unknown worker type "${task.agent}"`))
     const takeInput = () => (session.has(task.id) ? [] : [{ eventId: task.id, text: task.prompt, fromUser: true }])
-    return this.run({ agent, session, signal, where: task, takeInput, taskId: task.id, onTool })
+    return this.run({ agent, session, signal, where: task, takeInput, taskId: task.id, askedAt: task.createdAt, onTool })
   }
 
   /** The tools an agent is offered: what its role's rules do not disable and the role table

@@ -46,7 +46,7 @@ export class Schedules implements ScheduleCapability {
     if (zoned.triggerId === undefined) {
       // A call replayed after a crash finds the trigger it made: that one is not counted again.
       await this.checkQuota(caller.user, zoned, await scheduler.createdBy(origin))
-      return scheduler.create(zoned, { conversation: caller.conversation, user: caller.user, origin })
+      return scheduler.create(zoned, { conversation: caller.conversation, user: caller.user, origin, askedAt: caller.askedAt })
     }
     const resolved = resolveId(zoned.triggerId, scheduler.list(caller.conversation).map((trigger) => trigger.id), "schedule")
     if ("error" in resolved) throw new ToolError(`triggerId: ${resolved.error}`)

@@ -27,6 +27,10 @@ export interface Caller {
   fresh?: boolean
   /** The task this run executes (planner and worker runs). */
   taskId?: string
+  /** When the work this run does was asked for (its task's creation). A time the request names
+   *  is judged against this, not against the moment a run gets to it: a task run again after
+   *  its process died, or one that waited in a long queue, still means what was asked. */
+  askedAt?: string
   /** Set by the agent loop: the run has read untrusted content (src/trust/taint.ts). */
   tainted?: boolean
   abort: AbortSignal

@@ -270,7 +270,7 @@ type Leaders = Array<{ member: Member; since: number }>
  * last; then the tasks left open and the processes' last log lines.
  */
 async function diagnosis(store: Store, cluster: ProcessCluster, leaders: Leaders, server: ModelServer): Promise<string> {
-  const [tasks, outbox, events] = await Promise.all([store.tasks(), store.outbox(), store.events()])
+  const [tasks, outbox, events, triggers] = await Promise.all([store.tasks(), store.outbox(), store.events(), store.triggers()])
   const who = (id: string | undefined) => {
     const member = cluster.members.find((m) => m.id === id)
     if (!member) return `${id ?? "nobody"} (unknown)`
@@ -292,11 +292,20 @@ async function diagnosis(store: Store, cluster: ProcessCluster, leaders: Leaders
       )
       const records = outbox.filter((record) => mine(record.conversation)).map((r) => `  outbox ${r.id} ${r.status} attempts=${r.attempts} at ${r.createdAt}${r.firingId ? ` firing ${r.firingId}` : ""}${r.error ? ` error ${r.error}` : ""}: ${JSON.stringify(r.text.slice(0, 80))}`)
       const pending = events.filter((event) => mine(event.conversation)).map((e) => `  pending ${e.kind} ${e.id} attempts=${e.attempts} at ${e.createdAt}: ${JSON.stringify(e.text.slice(0, 80))}`)
+      const scheduled = await Promise.all(
+        triggers
+          .filter((trigger) => mine(trigger.conversation))
+          .map(async (t) => `  trigger ${t.id} ${t.status} next ${t.nextRunAt ?? "none"}: ${JSON.stringify((await store.firingsOf(t.id)).map((f) => [f.outcome, f.status, f.taskId]))}`),
+      )
+      // What the Planners were told of their schedule calls (a refusal shows here).
+      const planned = server.requests
+        .filter((request) => request.role === "planner" && JSON.stringify(request.body.messages).includes(c.tag) && request.body.messages.at(-1)?.role === "tool")
+        .map((request) => `  planner request #${request.index}: its tool results ${JSON.stringify(request.body.messages.filter((m) => m.role === "tool").map((m) => contentText(m.content).slice(0, 160)))}`)
       const asked = server.requests
         .filter((request) => request.role === "teller" && JSON.stringify(request.body.messages).includes(c.tag))
         .slice(-4)
         .map((request) => `  teller request #${request.index}: last message ${JSON.stringify(JSON.stringify(request.body.messages.at(-1)).slice(0, 200))}`)
-      return [`${c.tag} (${c.platform} ${c.place}) shows ${JSON.stringify(repliesIn(c))}, expects ${JSON.stringify(expected(c))}`, ...records, ...pending, ...claims, ...asked].join("\n")
+      return [`${c.tag} (${c.platform} ${c.place}) shows ${JSON.stringify(repliesIn(c))}, expects ${JSON.stringify(expected(c))}`, ...records, ...pending, ...claims, ...scheduled, ...planned, ...asked].join("\n")
     }),
   )
   const open = tasks.filter((task) => !TERMINAL.has(task.status) || task.reported === false).map((task) => JSON.stringify({ ...summary(task), prompt: task.prompt.slice(0, 40) }))

@@ -427,6 +427,19 @@ describe("create, cancel and list", () => {
     await expect(create({ type: "scheduled", runAt: "2027-01-05T10:00:00Z" })).resolves.toMatchObject({ taskId: expect.any(String) })
   })
 
+  it("judges runAt against when the work was asked for: one that passed since is due at once, one already past then is refused", async () => {
+    const asked = { ...where("s1:late"), askedAt: "2026-01-05T09:55:00Z" }
+    await expect(scheduler.create({ prompt: "p", type: "scheduled", runAt: "2026-01-05T09:54:59Z" }, asked)).rejects.toThrow("runAt 2026-01-05T09:54:59Z was not in the future when this was asked for (2026-01-05T09:55:00.000Z)")
+    const { taskId } = await scheduler.create({ prompt: "p", type: "scheduled", runAt: "2026-01-05T09:59:30Z" }, asked)
+    await advanceTo("2026-01-05T10:00:01Z")
+    expect(host.runs).toHaveLength(1)
+    expect(await firings(taskId)).toMatchObject([{ outcome: "fired", scheduledFor: "2026-01-05T09:59:30.000Z" }])
+    // Later than a minute: run once as missed, within maxLateness.
+    const { taskId: later } = await scheduler.create({ prompt: "p", type: "scheduled", runAt: "2026-01-05T09:56:00Z" }, { ...asked, origin: "s1:later" })
+    await advanceTo("2026-01-05T10:00:02Z")
+    expect(await firings(later)).toMatchObject([{ outcome: "missed_run", status: "fired" }])
+  })
+
   it("returns the same trigger to a call replayed after its runAt has passed", async () => {
     const { taskId } = await create({ type: "scheduled", runAt: "2026-01-05T10:30:00Z" })
     await advanceTo("2026-01-05T11:00:00Z")

@@ -77,6 +77,42 @@ describe("schedules end to end", () => {
     expect(await firings(harness)).toHaveLength(1)
   })
 
+  it("keeps the time a Planner was asked for when its run is repeated after a crash: a runAt that passed meanwhile still reminds, at once", async () => {
+    // The Planner's first run hangs in its model call; Steward dies; it comes back after runAt.
+    const runAt = new Date(Date.now() + 1000).toISOString()
+    let release!: () => void
+    const hung = new Promise<void>((resolve) => (release = resolve))
+    let calledOnce!: () => void
+    const firstCall = new Promise<void>((resolve) => (calledOnce = resolve))
+    let plannerCalls = 0
+    const worker = recorded(() => ({ text: "reminded" }))
+    harness = await startHarness(
+      byRole({
+        teller: reportingTeller,
+        planner: async (req) => {
+          if (afterTool(req)) return { text: `planned: ${req.lastToolResults[0]!.content}` }
+          if (++plannerCalls === 1) {
+            calledOnce()
+            await hung
+          }
+          return { toolCalls: [{ name: "schedule", args: { prompt: "stretch", type: "scheduled", runAt } }] }
+        },
+        worker: worker.script,
+      }),
+    )
+    await harness.channel.say("remind me to stretch in a second")
+    await firstCall
+    // Down until runAt has passed: a wait for the clock itself.
+    await harness.restart({ whileDown: () => new Promise((resolve) => setTimeout(resolve, Date.parse(runAt) + 200 - Date.now())) })
+    release()
+    await harness.channel.waitFor(() => harness!.channel.sent.some((m) => m.text === "report: stretch=completed"), "the late reminder", 10_000)
+    await harness.app.supervisor.idle()
+    await harness.app.supervisor.scheduler.settled()
+    expect(plannerCalls).toBe(2)
+    expect(worker.requests).toHaveLength(1)
+    expect(await firings(harness)).toMatchObject([{ outcome: "fired", status: "delivered" }])
+  })
+
   it("posts a scheduled report even when the Teller says nothing about it", async () => {
     let first = true
     harness = await startHarness(
