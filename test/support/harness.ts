@@ -77,7 +77,8 @@ export class TestChannel implements Channel {
       const left = deadline - Date.now()
       if (left <= 0) throw new Error(`timed out waiting for ${what}; sent ${JSON.stringify(this.sent)}; edits ${JSON.stringify(this.edits)}`)
       await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, left)
+        // What the channel does not hear of (the store, the model server) is looked at every 50 ms.
+        const timer = setTimeout(resolve, Math.min(left, 50))
         this.waiters.push(() => {
           clearTimeout(timer)
           resolve()

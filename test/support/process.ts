@@ -70,7 +70,8 @@ export class StewardProcess {
     return this.lines.filter((line) => line.startsWith("steward: ")).map((line) => line.slice("steward: ".length))
   }
 
-  /** Resolves once `predicate` holds for the printed lines (or logs); fails after `timeoutMs` with what was printed. */
+  /** Resolves once `predicate` holds for the printed lines (or logs); fails after `timeoutMs` with what was printed.
+   *  Output wakes it at once; what it cannot hear (a log file, a fake server's state) is looked at every 50 ms. */
   async waitFor(predicate: (p: StewardProcess) => boolean, what: string, timeoutMs = 20_000): Promise<void> {
     const deadline = Date.now() + timeoutMs
     while (!predicate(this)) {
@@ -79,7 +80,7 @@ export class StewardProcess {
         throw new Error(`waiting for ${what}: stdout=${JSON.stringify(this.lines)} stderr=${this.stderr.join("").slice(-2000)}`)
       }
       await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, left)
+        const timer = setTimeout(resolve, Math.min(left, 50))
         this.waiters.push(() => {
           clearTimeout(timer)
           resolve()
