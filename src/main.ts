@@ -1,9 +1,7 @@
 import { join } from "node:path"
 import { setTimeout as sleep } from "node:timers/promises"
-import { startAdmin } from "./admin/admin.ts"
-import { Metrics } from "./admin/metrics.ts"
 import type { Channel } from "./channel/channel.ts"
-import { startApp, type App } from "./app.ts"
+import type { App } from "./app.ts"
 import { configOrExit, type Config } from "./config/config.ts"
 import { ensureDataDir } from "./config/data-dir.ts"
 import { refusal } from "./config/refusal.ts"
@@ -11,9 +9,6 @@ import { privateDataDir } from "./data-dir/private.ts"
 import { lockDataDir, type DataDirLock } from "./lock/data-dir-lock.ts"
 import { createLogger, type LoggedError } from "./log/log.ts"
 import { redactor, secretsOf } from "./log/redact.ts"
-import { checkModels } from "./model/model-check.ts"
-import { embedderFor } from "./memory/embedder.ts"
-import { Memory } from "./memory/memory.ts"
 
 const config = configOrExit(process.env, ".env")
 const redact = redactor(secretsOf(config))
@@ -35,6 +30,16 @@ try {
 } catch (error) {
   failStart(error)
 }
+// The program proper is loaded once the settings and the data folder are known to be good: a
+// refused setting is told without first loading every library (a second, on a busy machine more).
+const [{ startAdmin }, { Metrics }, { startApp }, { checkModels }, { embedderFor }, { Memory }] = await Promise.all([
+  import("./admin/admin.ts"),
+  import("./admin/metrics.ts"),
+  import("./app.ts"),
+  import("./model/model-check.ts"),
+  import("./memory/embedder.ts"),
+  import("./memory/memory.ts"),
+])
 const chatTokens = Boolean(config.telegram.botToken || config.slack.botToken)
 // In a terminal the console chat owns the screen: logs go to a file unless LOG_FILE says where.
 const interactive = !chatTokens && Boolean(process.stdin.isTTY && process.stdout.isTTY)
