@@ -24,6 +24,8 @@ export interface TelegramChannelOptions {
   maxRetryDelaySeconds?: number
   typingRenewMs?: number
   progressEditIntervalMs?: number
+  /** How long delegated work runs before its status message is shown (default 3 s). */
+  statusAfterMs?: number
   draftIntervalMs?: number
   editIntervalMs?: number
   /** The address the webhook server binds (default: every interface). */
@@ -91,7 +93,7 @@ export class TelegramChannel implements Channel {
     const retry = autoRetry({ maxRetryAttempts: MAX_RETRY_ATTEMPTS, maxDelaySeconds: options.maxRetryDelaySeconds ?? DEFAULT_MAX_RETRY_DELAY_SECONDS, rethrowHttpErrors: true })
     this.bot.api.config.use(retry, this.logPollingFailures)
     this.typing = new TypingIndicator(this.bot.api, log, options.typingRenewMs)
-    this.progressMessages = progressMessages(this.bot.api, log, options.progressEditIntervalMs)
+    this.progressMessages = progressMessages(this.bot.api, log, { editIntervalMs: options.progressEditIntervalMs, showAfterMs: options.statusAfterMs })
     this.liveAnswers = new TelegramLive(this.bot.api, log, options)
   }
 
@@ -295,12 +297,8 @@ export class TelegramChannel implements Channel {
       // The button shows a spinner until its query is answered, whatever becomes of the press.
       const answer = (text?: string) => ctx.answerCallbackQuery(text === undefined ? undefined : { text }).catch((error: unknown) => this.log.warn({ err: error }, "could not answer a button press"))
       const press = inboundOfCallback(ctx.update.update_id, ctx.callbackQuery)
-      // In a private chat no one but its user can press a button: answered at once. In a group
-      // the answer waits for the core, which has a note for someone pressing another's question.
-      if (ctx.chat?.type === "private") {
-        await answer()
-        return void (await this.hand(handlers, press))
-      }
+      // The answer waits for the core, which has a note for a press that does nothing: another
+      // person's question or task, a Stop button of work that has ended.
       let notice: string | undefined
       try {
         notice = (await this.hand(handlers, press))?.notice
