@@ -107,14 +107,15 @@ export function calling(tool: string, args: object, seen: ChatRequest[] = []): S
   }
 }
 
-/** Waits until `channel`'s state in `dataDir` has an answer shown live on record (a Steward
- *  process killed after that must end it at its next start). */
-export async function liveAnswerOnRecord(dataDir: string, channel: string): Promise<void> {
+/** Waits until `channel`'s state in `dataDir` has an answer shown live (or, with `prefix`
+ *  "status/", a status message) on record: a Steward process killed after that must end it at
+ *  its next start. */
+export async function liveAnswerOnRecord(dataDir: string, channel: string, prefix: "live/" | "status/" = "live/"): Promise<void> {
   const store = await Store.open(dataDir)
   try {
-    const recorded = async () => (await store.channelState(channel).list("live/")).length === 1
+    const recorded = async () => (await store.channelState(channel).list(prefix)).length === 1
     for (const deadline = Date.now() + 10_000; !(await recorded()); await new Promise((resolve) => setTimeout(resolve, 20))) {
-      if (Date.now() > deadline) throw new Error("the answer shown live was never put on record")
+      if (Date.now() > deadline) throw new Error(`what was shown was never put on record under ${prefix}`)
     }
   } finally {
     await store.close()
