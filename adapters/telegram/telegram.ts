@@ -289,9 +289,8 @@ export class TelegramChannel implements Channel {
     // A chat's updates are handed over one at a time, so the core queues them in the order sent.
     this.bot.use(sequentialize((ctx) => ctx.chat?.id.toString()))
     this.bot.on("message", async (ctx) => {
-      const waits = this.typing.busy(ctx.chat.id) && !ctx.message.text?.startsWith("/")
-      await this.hand(handlers, inboundOfMessage(ctx.update.update_id, ctx.message, ctx.me.username, this.fetchFile))
-      if (waits) this.acknowledge(ctx.chat.id, ctx.message.message_id)
+      const outcome = await this.hand(handlers, inboundOfMessage(ctx.update.update_id, ctx.message, ctx.me.username, this.fetchFile))
+      if (outcome?.queued) this.acknowledge(ctx.chat.id, ctx.message.message_id)
     })
     this.bot.on("callback_query", async (ctx) => {
       // The button shows a spinner until its query is answered, whatever becomes of the press.
@@ -308,8 +307,8 @@ export class TelegramChannel implements Channel {
     })
   }
 
-  /** 👀 on a message that came while work runs: it is taken, and answered once the answer being
-   *  written is out. A courtesy: a failure is logged. */
+  /** 👀 on a message the core queued behind a turn under way: it is taken, and answered once the
+   *  answer being written is out. A courtesy: a failure is logged. */
   private acknowledge(chatId: number, messageId: number): void {
     this.bot.api.setMessageReaction(chatId, messageId, [{ type: "emoji", emoji: "👀" }]).catch((error: unknown) => this.log.warn({ err: error, chatId }, "could not mark a queued message as seen"))
   }

@@ -98,6 +98,8 @@ export interface TextAttachment {
  *  (a button of a question asked of someone else), which the platform shows only to them. */
 export interface InboundOutcome {
   notice?: string
+  /** The message waits behind a Teller turn under way: the adapter shows it was seen (a reaction). */
+  queued?: boolean
 }
 
 /** A file on this machine to post into the chat. */

@@ -106,8 +106,10 @@ export class InboundGate {
       // two writes loses that message (the platform will not resend it).
       if (!command && !forQuestion) {
         if (await this.refused(message, await this.deps.quota.tokensNotice(message.user))) return true
+        // Looked at before it is queued, which may start a turn of its own.
+        const queued = conversations.turnAuthor(message.conversation) !== undefined
         await conversations.userMessage(message.conversation, message.user, message.text, message.text, eventId)
-        return true
+        return queued ? { queued } : true
       }
       if (eventId !== undefined) await store.save({ seen: [eventId] })
       if (isStopPress(message)) {
