@@ -3,9 +3,9 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { freePort } from "../../scripts/free-port.mjs"
-import { byRole, contentText, startModelServer, type ModelServer, type Script } from "../fakes/model-server.ts"
+import { byRole, startModelServer, type ModelServer, type Script } from "../fakes/model-server.ts"
 import { blockActions, dmEvent, eventCallback, EventSender, startSlackApi, type SlackApi, type SlackMessage } from "../fakes/slack-api.ts"
-import { chain, scriptedEnv, slackEnv, untilWhileRunning } from "../support/e2e.ts"
+import { chain, firstReport, scriptedEnv, slackEnv, untilWhileRunning } from "../support/e2e.ts"
 import { StewardProcess } from "../support/process.ts"
 import { afterTool, say } from "../support/scripts.ts"
 
@@ -53,10 +53,7 @@ const dm = (text: string) => eventCallback(api.team, dmEvent(OWNER, OWNER_DM, te
 const status = () => api.messages.find((message) => message.channel === OWNER_DM && message.text.startsWith(`⚙️ *${PROMPT}*`))
 const buttonsOf = (message: SlackMessage) => message.blocks?.filter((block) => block.type === "actions").flatMap((block) => block.elements ?? []) ?? []
 const replies = () => api.messages.filter((message) => message.channel === OWNER_DM && !message.text.startsWith("⚙️")).map((message) => message.text)
-const report = () =>
-  models!.requests
-    .flatMap((request) => request.body.messages.map((message) => contentText(message.content)))
-    .find((text) => text.startsWith("<task-results>"))
+const report = () => firstReport(models!)
 
 describe("Slack: a status message with a Stop button (the built program)", () => {
   it("shows title, elapsed time and a Block Kit Stop button; another user's signed press gets a note; the owner's stops the work, the Teller hears of it and the button goes", async () => {

@@ -3,9 +3,9 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import type { InlineKeyboardButton, Message } from "grammy/types"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
-import { contentText, startModelServer, type ModelServer, type Script } from "../fakes/model-server.ts"
+import { startModelServer, type ModelServer, type Script } from "../fakes/model-server.ts"
 import { callbackUpdate, startTelegramApi, textUpdate, type TelegramApi } from "../fakes/telegram-api.ts"
-import { chain, liveAnswerOnRecord, scriptedEnv, telegramEnv, untilWhileRunning } from "../support/e2e.ts"
+import { chain, firstReport, liveAnswerOnRecord, scriptedEnv, telegramEnv, untilWhileRunning } from "../support/e2e.ts"
 import { StewardProcess } from "../support/process.ts"
 
 /**
@@ -53,10 +53,7 @@ const status = () => api.sent.find((message) => message.chat.id === OWNER && mes
 const replies = () => api.sent.filter((message) => message.chat.id === OWNER && !message.text?.startsWith("⚙️")).map((message) => message.text)
 const answerTo = (press: ReturnType<typeof callbackUpdate>) => api.callbackAnswers.find((answer) => answer.callback_query_id === press.callback_query!.id)
 /** The report of ended work the Teller was woken with. */
-const report = () =>
-  models!.requests
-    .flatMap((request) => request.body.messages.map((message) => contentText(message.content)))
-    .find((text) => text.startsWith("<task-results>"))
+const report = () => firstReport(models!)
 
 describe("Telegram: a status message with a Stop button (the built program)", () => {
   it("shows the title and elapsed time with a Stop button, edited in place; refuses another user's press; the owner's press stops the work, the Teller hears of it and the button goes", async () => {

@@ -1,5 +1,5 @@
 /** Model scripts and waits shared by the end-to-end tests of every channel. */
-import { byRole, type ChatRequest, type Reply, type Script } from "../fakes/model-server.ts"
+import { byRole, contentText, type ChatRequest, type ModelServer, type Reply, type Script } from "../fakes/model-server.ts"
 import type { SlackApi } from "../fakes/slack-api.ts"
 import type { TelegramApi } from "../fakes/telegram-api.ts"
 import type { StewardProcess } from "./process.ts"
@@ -91,6 +91,10 @@ export function chain(worker: Script, planner?: Script): Script {
     worker,
   })
 }
+
+/** The first batch report a Teller was woken with (a chain's), as the model was given it. */
+export const firstReport = (models: ModelServer): string | undefined =>
+  models.requests.flatMap((request) => request.body.messages.map((message) => contentText(message.content))).find((text) => text.startsWith("<task-results>"))
 
 /** The Worker's output in a batch report (the Planner's task is in it too). */
 function resultOf(report: string): string {
