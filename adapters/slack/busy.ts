@@ -70,6 +70,17 @@ export class BusyIndicator {
     this.queue(conversation, busy ? () => this.show(conversation, message) : () => this.clear(conversation))
   }
 
+  /** 👀 on a message the core queued behind a turn under way, so its sender sees it was taken; it
+   *  stays, as the answer to it comes later. Sent at once, beside the conversation's chain: it must
+   *  not wait behind a slow status call. */
+  acknowledge(message: MessageRef): void {
+    if (this.stopped) return
+    this.web.reactions
+      .add({ channel: message.channel, timestamp: message.ts, name: BUSY_REACTION })
+      .catch(settledReaction)
+      .catch((error: unknown) => this.log.warn({ err: error, channel: message.channel }, "could not mark a queued message as seen"))
+  }
+
   /** Steward posted in the conversation, which ends an assistant thread's status: it is set again while busy. */
   posted(conversation: string): void {
     if (this.stopped || this.shown.get(conversation)?.kind !== "status") return

@@ -33,6 +33,8 @@ export interface SlackChannelOptions {
   /** Web API retries of one call (429s wait out Retry-After first); the outbox retries beyond them. */
   retryConfig?: webApi.RetryOptions
   progressEditIntervalMs?: number
+  /** How long delegated work runs before its status message is shown (default 3 s). */
+  statusAfterMs?: number
   /** Socket Mode: restart a connection that claims to be open but carried nothing this long. */
   socketSilenceMs?: number
   /** How often an assistant thread's status is set again while busy (Slack drops it after two minutes). */
@@ -126,7 +128,7 @@ export class SlackChannel implements Channel {
       logger: boltLogger(log),
     }
     this.web = new webApi.WebClient(config.botToken, this.clientOptions)
-    this.progressMessages = progressMessages(this.web, log, options.progressEditIntervalMs)
+    this.progressMessages = progressMessages(this.web, log, { editIntervalMs: options.progressEditIntervalMs, showAfterMs: options.statusAfterMs })
     this.userZones = new SlackUserZones(this.web, log)
     this.liveAnswers = new SlackLive(this.web, log, options)
     this.assistant = new AssistantThreads(this.web, log, config.suggestedPrompts)
@@ -332,7 +334,8 @@ export class SlackChannel implements Channel {
       const inbound = inboundOfEvent(message, { team, eventId: body.event_id, botUserId: this.botUserId, botToken: this.config.botToken, fileOrigins: this.fileOrigins, follows: (conversation) => this.threads.has(conversation) })
       if (inbound && message.type === "app_mention") this.threads.add(inbound.conversation)
       if (inbound) this.assistant.wrote(inbound.conversation, inbound.text)
-      await this.hand(handlers, inbound, { channel: message.channel, ts: message.ts })
+      const outcome = await this.hand(handlers, inbound, { channel: message.channel, ts: message.ts })
+      if (outcome?.queued) this.busy.acknowledge({ channel: message.channel, ts: message.ts })
     })
     app.event("assistant_thread_started", async ({ event }) => this.assistant.started(event as AssistantThreadEvent))
     app.event("assistant_thread_context_changed", async ({ event }) => this.assistant.contextChanged(event as AssistantThreadEvent))

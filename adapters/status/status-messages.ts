@@ -1,25 +1,29 @@
 import { randomUUID } from "node:crypto"
 import type { Logger } from "pino"
 import type { ChannelState } from "../../src/channel/channel.ts"
-import type { ProgressUpdate, ToolSummary } from "../../src/core/types.ts"
+import type { Button, ProgressUpdate } from "../../src/core/types.ts"
+import { elapsedText } from "./status-text.ts"
 
-/** Slack and Telegram both answer 429 to a message edited much faster than about once a second. */
-export const STATUS_EDIT_INTERVAL_MS = 1000
-/** The status shows the latest tool calls; older ones scroll off. */
-const SHOWN_TOOLS = 8
-const MAX_TITLE = 200
+/** A message is edited at most this often: elapsed time ticks, tool calls change, and both
+ *  Telegram (about 20 edits a minute in a group) and Slack (chat.update, about 50 a minute)
+ *  answer 429 to much more. */
+export const STATUS_EDIT_INTERVAL_MS = 5000
+/** Work that ends sooner shows no status at all: a quick task is answered before it would help. */
+export const STATUS_AFTER_MS = 3000
 
-const ICONS: Record<ToolSummary["status"], string> = { running: "…", completed: "✓", error: "✗" }
-
-/** One line per recent tool call, its title passed through `escape` for the platform's markup. */
-export const toolLines = (update: ProgressUpdate, escape: (text: string) => string = (text) => text) =>
-  update.tools.slice(-SHOWN_TOOLS).map((tool) => `${ICONS[tool.status]} ${escape((tool.title ?? tool.tool).slice(0, MAX_TITLE))}`)
+/** What a status message shows: its text and, while the work runs, the button that stops it. */
+export interface StatusContent {
+  text: string
+  stop?: Button
+}
 
 /** What a platform does with a status message posted at `Place`, which it refers to by `Ref`. */
 export interface StatusPlatform<Place, Ref> {
-  text(update: ProgressUpdate): string
-  post(place: Place, text: string): Promise<Ref>
-  edit(place: Place, ref: Ref, text: string): Promise<void>
+  /** The status in the platform's markup, with the time the work has run so far. */
+  text(update: ProgressUpdate, elapsed: string): string
+  post(place: Place, content: StatusContent): Promise<Ref>
+  /** Replaces text and button; without `stop` the button is removed. */
+  edit(place: Place, ref: Ref, content: StatusContent): Promise<void>
   delete(place: Place, ref: Ref): Promise<void>
   /** Where a failure happened, for the log. */
   describe(place: Place): Record<string, unknown>
@@ -27,60 +31,67 @@ export interface StatusPlatform<Place, Ref> {
   verbs: { post: string; edit: string }
 }
 
+export interface StatusTiming {
+  editIntervalMs?: number
+  showAfterMs?: number
+}
+
 type Status<Place, Ref> = {
   place: Place
-  /** The calls on this message, one after another: post, edits, delete. */
+  update: ProgressUpdate
+  /** When the work started (ms since the epoch): elapsed time counts from here. */
+  since: number
+  /** The calls on this message, one after another: post, edits, the end. */
   work: Promise<void>
+  posted: boolean
   ref?: Ref
   /** Where the posted message is remembered in the channel's state. */
   key?: string
   shown?: string
-  latest: string
   lastEditAt: number
-  editTimer?: NodeJS.Timeout
 }
 
 /** Posted status messages in the channel's state: `status/<taskId>/<uuid>`. */
 const STATE_PREFIX = "status/"
 
+const sameContent = (content: StatusContent) => JSON.stringify([content.text, content.stop?.id])
+
 /**
- * One status message per running task: posted on its first update, edited in place as its tool
- * calls change (throttled, the latest text wins), deleted when the task is done. Posted messages
- * are remembered in the channel's durable state, so those a crash or a stop left behind are
- * deleted at the next start. It is a courtesy, so its failures are logged and never reach the core.
+ * One status message per batch of work: posted once the work has run `showAfterMs`, edited in
+ * place (at most every `editIntervalMs`, the latest text wins) with its elapsed time and tool
+ * calls, and, when the work ends, edited a last time to say how — its Stop button removed. One
+ * timer serves every status of the channel. Posted messages are remembered in the channel's
+ * durable state until they are ended, so those a crash or a stop left behind (their buttons
+ * still there) are deleted at the next start. It is a courtesy, so its failures are logged and
+ * never reach the core; what a press of a Stop button does is the core's to decide.
  */
 export class StatusMessages<Place, Ref> {
   private readonly statuses = new Map<string, Status<Place, Ref>>()
+  private readonly editIntervalMs: number
+  private readonly showAfterMs: number
+  private ticker?: NodeJS.Timeout
   private state?: ChannelState
 
   constructor(
     private readonly platform: StatusPlatform<Place, Ref>,
     private readonly log: Logger,
-    private readonly editIntervalMs = STATUS_EDIT_INTERVAL_MS,
-  ) {}
+    timing: StatusTiming = {},
+  ) {
+    this.editIntervalMs = timing.editIntervalMs ?? STATUS_EDIT_INTERVAL_MS
+    this.showAfterMs = timing.showAfterMs ?? STATUS_AFTER_MS
+  }
 
   update(place: Place, update: ProgressUpdate): void {
     const status = this.statuses.get(update.taskId)
     if (update.state === "done") {
-      if (status) this.remove(update.taskId, status)
+      if (status) this.end(status, update)
       return
     }
-    const text = this.platform.text(update)
-    if (status) {
-      status.latest = text
-      this.scheduleEdit(status)
-      return
-    }
-    const created: Status<Place, Ref> = { place, work: Promise.resolve(), latest: text, lastEditAt: Date.now() }
-    this.statuses.set(update.taskId, created)
-    this.queue(created, this.platform.verbs.post, async () => {
-      created.ref = await this.platform.post(place, text)
-      created.shown = text
-      if (!this.state) return
-      // A key of its own: a task resumed after a restart posts anew while the old one is cleared.
-      created.key = `${STATE_PREFIX}${update.taskId}/${randomUUID()}`
-      await this.state.set(created.key, { place, ref: created.ref })
-    })
+    if (status) status.update = update
+    const current = status ?? { place, update, since: Date.parse(update.startedAt ?? "") || Date.now(), work: Promise.resolve(), posted: false, lastEditAt: 0 }
+    this.statuses.set(update.taskId, current)
+    this.visit(current, Date.now())
+    this.ticker ??= setInterval(() => this.tick(), Math.max(10, Math.min(1000, this.editIntervalMs, this.showAfterMs || 1000))).unref()
   }
 
   /** Uses `state` from now on, and (unless `tidy` is false) deletes the status messages an
@@ -99,35 +110,67 @@ export class StatusMessages<Place, Ref> {
   }
 
   stop(): void {
-    for (const status of this.statuses.values()) clearTimeout(status.editTimer)
+    clearInterval(this.ticker)
+    this.ticker = undefined
     this.statuses.clear()
   }
 
-  private scheduleEdit(status: Status<Place, Ref>): void {
-    // An edit already scheduled will show status.latest, whatever it is by then.
-    if (status.editTimer) return
-    const wait = Math.max(0, status.lastEditAt + this.editIntervalMs - Date.now())
-    status.editTimer = setTimeout(() => {
-      status.editTimer = undefined
-      this.queue(status, this.platform.verbs.edit, () => this.edit(status))
-    }, wait).unref()
+  private tick(): void {
+    const now = Date.now()
+    for (const status of this.statuses.values()) this.visit(status, now)
   }
 
-  private async edit(status: Status<Place, Ref>): Promise<void> {
-    const text = status.latest
-    if (status.ref === undefined || text === status.shown) return
-    await this.platform.edit(status.place, status.ref, text)
-    status.shown = text
-    status.lastEditAt = Date.now()
+  /** Posts a status whose work has run long enough, or edits one whose text changed and whose
+   *  last edit is long enough ago. */
+  private visit(status: Status<Place, Ref>, now: number): void {
+    if (!status.posted) {
+      if (now - status.since >= this.showAfterMs) this.post(status, now)
+      return
+    }
+    if (now - status.lastEditAt < this.editIntervalMs || sameContent(this.contentOf(status, now)) === status.shown) return
+    status.lastEditAt = now
+    this.queue(status, this.platform.verbs.edit, async () => {
+      const content = this.contentOf(status, Date.now())
+      if (status.ref === undefined || sameContent(content) === status.shown) return
+      await this.platform.edit(status.place, status.ref, content)
+      status.shown = sameContent(content)
+    })
   }
 
-  private remove(taskId: string, status: Status<Place, Ref>): void {
-    clearTimeout(status.editTimer)
-    this.statuses.delete(taskId)
-    this.queue(status, "delete", async () => {
-      if (status.ref !== undefined) await this.platform.delete(status.place, status.ref)
+  private post(status: Status<Place, Ref>, now: number): void {
+    status.posted = true
+    status.lastEditAt = now
+    this.queue(status, this.platform.verbs.post, async () => {
+      const content = this.contentOf(status, Date.now())
+      status.ref = await this.platform.post(status.place, content)
+      status.shown = sameContent(content)
+      if (!this.state) return
+      // A key of its own: a batch shown again after a restart posts anew while the old one is cleared.
+      status.key = `${STATE_PREFIX}${status.update.taskId}/${randomUUID()}`
+      await this.state.set(status.key, { place: status.place, ref: status.ref })
+    })
+  }
+
+  /** The work ended: a status never shown stays unshown; a shown one says how it ended, without
+   *  its button, and leaves the record of what to tidy. */
+  private end(status: Status<Place, Ref>, update: ProgressUpdate): void {
+    this.statuses.delete(update.taskId)
+    if (this.statuses.size === 0) {
+      clearInterval(this.ticker)
+      this.ticker = undefined
+    }
+    if (!status.posted) return
+    status.update = update
+    this.queue(status, this.platform.verbs.edit, async () => {
+      if (status.ref === undefined) return
+      await this.platform.edit(status.place, status.ref, this.contentOf(status, Date.now()))
       if (status.key) await this.state?.delete(status.key)
     })
+  }
+
+  private contentOf(status: Status<Place, Ref>, now: number): StatusContent {
+    const text = this.platform.text(status.update, elapsedText(now - status.since))
+    return status.update.state === "running" && status.update.stop ? { text, stop: status.update.stop } : { text }
   }
 
   private queue(status: Status<Place, Ref>, what: string, call: () => Promise<void>): void {

@@ -24,6 +24,8 @@ export interface TelegramChannelOptions {
   maxRetryDelaySeconds?: number
   typingRenewMs?: number
   progressEditIntervalMs?: number
+  /** How long delegated work runs before its status message is shown (default 3 s). */
+  statusAfterMs?: number
   draftIntervalMs?: number
   editIntervalMs?: number
   /** The address the webhook server binds (default: every interface). */
@@ -91,7 +93,7 @@ export class TelegramChannel implements Channel {
     const retry = autoRetry({ maxRetryAttempts: MAX_RETRY_ATTEMPTS, maxDelaySeconds: options.maxRetryDelaySeconds ?? DEFAULT_MAX_RETRY_DELAY_SECONDS, rethrowHttpErrors: true })
     this.bot.api.config.use(retry, this.logPollingFailures)
     this.typing = new TypingIndicator(this.bot.api, log, options.typingRenewMs)
-    this.progressMessages = progressMessages(this.bot.api, log, options.progressEditIntervalMs)
+    this.progressMessages = progressMessages(this.bot.api, log, { editIntervalMs: options.progressEditIntervalMs, showAfterMs: options.statusAfterMs })
     this.liveAnswers = new TelegramLive(this.bot.api, log, options)
   }
 
@@ -287,20 +289,15 @@ export class TelegramChannel implements Channel {
     // A chat's updates are handed over one at a time, so the core queues them in the order sent.
     this.bot.use(sequentialize((ctx) => ctx.chat?.id.toString()))
     this.bot.on("message", async (ctx) => {
-      const waits = this.typing.busy(ctx.chat.id) && !ctx.message.text?.startsWith("/")
-      await this.hand(handlers, inboundOfMessage(ctx.update.update_id, ctx.message, ctx.me.username, this.fetchFile))
-      if (waits) this.acknowledge(ctx.chat.id, ctx.message.message_id)
+      const outcome = await this.hand(handlers, inboundOfMessage(ctx.update.update_id, ctx.message, ctx.me.username, this.fetchFile))
+      if (outcome?.queued) this.acknowledge(ctx.chat.id, ctx.message.message_id)
     })
     this.bot.on("callback_query", async (ctx) => {
       // The button shows a spinner until its query is answered, whatever becomes of the press.
       const answer = (text?: string) => ctx.answerCallbackQuery(text === undefined ? undefined : { text }).catch((error: unknown) => this.log.warn({ err: error }, "could not answer a button press"))
       const press = inboundOfCallback(ctx.update.update_id, ctx.callbackQuery)
-      // In a private chat no one but its user can press a button: answered at once. In a group
-      // the answer waits for the core, which has a note for someone pressing another's question.
-      if (ctx.chat?.type === "private") {
-        await answer()
-        return void (await this.hand(handlers, press))
-      }
+      // The answer waits for the core, which has a note for a press that does nothing: another
+      // person's question or task, a Stop button of work that has ended.
       let notice: string | undefined
       try {
         notice = (await this.hand(handlers, press))?.notice
@@ -310,8 +307,8 @@ export class TelegramChannel implements Channel {
     })
   }
 
-  /** 👀 on a message that came while work runs: it is taken, and answered once the answer being
-   *  written is out. A courtesy: a failure is logged. */
+  /** 👀 on a message the core queued behind a turn under way: it is taken, and answered once the
+   *  answer being written is out. A courtesy: a failure is logged. */
   private acknowledge(chatId: number, messageId: number): void {
     this.bot.api.setMessageReaction(chatId, messageId, [{ type: "emoji", emoji: "👀" }]).catch((error: unknown) => this.log.warn({ err: error, chatId }, "could not mark a queued message as seen"))
   }

@@ -22,11 +22,6 @@ export class TypingIndicator {
     this.renewals.set(chatId, setInterval(() => this.type(chatId), this.renewMs).unref())
   }
 
-  /** Work is running for the chat (a message that arrives now waits its turn). */
-  busy(chatId: number): boolean {
-    return this.renewals.has(chatId)
-  }
-
   stop(): void {
     for (const chatId of [...this.renewals.keys()]) this.clear(chatId)
   }

@@ -82,7 +82,8 @@ export interface Channel {
   /** Looks for a message this channel posted with `ref` since `since`: after a restart, a send
    *  that may have got out before the crash is found instead of sent twice. */
   findSent?(conversation: ConversationId, ref: string, since: Date): Promise<{ messageId: string } | undefined>
-  /** A task's live tool-call summary; the adapter may show and edit a status message. */
+  /** What a batch of delegated work is doing (title, start, tool calls, a Stop button) and, with
+   *  state "done", how it ended; the adapter may show one status message per batch, edited in place. */
   progress?(conversation: ConversationId, update: ProgressUpdate): void
   /** Starts showing an answer to `user` as it is written; `id` is the core's name for it,
    *  passed again as `OutgoingMessage.live` with the final message. */

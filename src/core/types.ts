@@ -98,6 +98,8 @@ export interface TextAttachment {
  *  (a button of a question asked of someone else), which the platform shows only to them. */
 export interface InboundOutcome {
   notice?: string
+  /** The message waits behind a Teller turn under way: the adapter shows it was seen (a reaction). */
+  queued?: boolean
 }
 
 /** A file on this machine to post into the chat. */
@@ -118,12 +120,21 @@ export interface ToolSummary {
   title?: string
 }
 
-/** What a running task is doing, for a status line the adapter may edit in place. */
+/** What a batch of delegated work (a task and the tasks it committed) is doing, for one status
+ *  message the adapter may edit in place; `taskId` is the batch head's. */
 export interface ProgressUpdate {
   taskId: string
   agent: string
   state: "running" | "done"
   tools: ToolSummary[]
+  /** What the work is about, a few words (the task's prompt, shortened). */
+  title?: string
+  /** When the work started (ISO 8601): the status shows the time since. */
+  startedAt?: string
+  /** While running: the button that stops the work (the core resolves its id). */
+  stop?: Button
+  /** With state "done": how the work ended. */
+  outcome?: "done" | "stopped" | "failed"
 }
 
 /** A command a user may type (`/tasks`), for platforms that list them (Telegram's menu). */

@@ -13,6 +13,7 @@ import type { Profiles } from "../user/profiles.ts"
 import { shortLocalTime } from "../user/time-zone.ts"
 import type { Conversations } from "./conversations.ts"
 import { resolveId } from "./id-prefix.ts"
+import { isStopPress, pressStop } from "./stop-button.ts"
 import type { TaskBoard } from "./task-board.ts"
 import { tasksText } from "./task-listing.ts"
 
@@ -62,12 +63,13 @@ export class InboundGate {
   /** What an adapter's `onMessage` answers: a message is durably taken (or ignored) once this
    *  resolves; it rejects when it could not be stored. */
   async take(message: InboundMessage): Promise<InboundOutcome> {
-    return (await this.inbound(message)) === "not_yours" ? { notice: NOT_YOUR_QUESTION } : {}
+    const taken = await this.inbound(message)
+    return typeof taken === "object" ? taken : {}
   }
 
-  /** Returns false when nothing was taken (a duplicate or a stranger), "not_yours" for a button
-   *  of a question asked of another user. */
-  async inbound(message: InboundMessage): Promise<boolean | "not_yours"> {
+  /** Returns false when nothing was taken (a duplicate or a stranger); an outcome when the
+   *  sender is to be told something (see InboundOutcome). */
+  private async inbound(message: InboundMessage): Promise<boolean | InboundOutcome> {
     const { store, access, questions, conversations, log } = this.deps
     const eventId = message.eventId
     if (eventId !== undefined) {
@@ -104,13 +106,19 @@ export class InboundGate {
       // two writes loses that message (the platform will not resend it).
       if (!command && !forQuestion) {
         if (await this.refused(message, await this.deps.quota.tokensNotice(message.user))) return true
+        // Looked at before it is queued, which may start a turn of its own.
+        const queued = conversations.turnAuthor(message.conversation) !== undefined
         await conversations.userMessage(message.conversation, message.user, message.text, message.text, eventId)
-        return true
+        return queued ? { queued } : true
       }
       if (eventId !== undefined) await store.save({ seen: [eventId] })
+      if (isStopPress(message)) {
+        const notice = await pressStop(message, { task: (id) => this.deps.board.get(id), abort: (id, reason) => this.deps.board.abort(id, reason), isOwner: (user) => access.isOwner(user) })
+        return notice === undefined ? true : { notice }
+      }
       const taken = command ? undefined : await questions.take(message)
       if (taken === "stale") log.info({ conversation: message.conversation }, "button of a closed question pressed; ignored")
-      if (taken === "not_yours") return "not_yours"
+      if (taken === "not_yours") return { notice: NOT_YOUR_QUESTION }
       if (command) await this.command(message, command)
       else if (!taken) await conversations.userMessage(message.conversation, message.user, message.text, message.text)
       return true

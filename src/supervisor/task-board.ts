@@ -10,6 +10,7 @@ import { isBatchHead, type InboxEvent } from "../store/records.ts"
 import { newId, type Store, type StoredRecords } from "../store/store.ts"
 import type { Caller, DelegateRequest, ListTasksFilter, TaskCapability, TaskSummary } from "../tool/capabilities.ts"
 import { ToolError } from "../tool/tool.ts"
+import { BatchStatus } from "./batch-status.ts"
 import { resolveId } from "./id-prefix.ts"
 import { TaskQueue } from "./queue.ts"
 import { reportText } from "./report.ts"
@@ -32,7 +33,7 @@ export interface TaskBoardDeps {
   wake: (event: InboxEvent) => void
   /** The Teller session of a conversation, the parent of the tasks a command or a trigger starts. */
   tellerSessionId: (conversation: ConversationId, user: UserId) => Promise<string>
-  /** What a running task is doing, for its channel. */
+  /** What a batch of work is doing and how it ended, for its channel (batch-status.ts). */
   progress: (conversation: ConversationId, update: ProgressUpdate) => void
   /** Work moved: started, ended or queued. */
   changed: () => void
@@ -59,7 +60,7 @@ export class TaskBoard implements TaskCapability {
   private workerQueue = new TaskQueue()
   private plannerQueue = new TaskQueue()
   private running = new Map<string, AbortController>()
-  private progress = new Map<string, ToolSummary[]>()
+  private readonly status: BatchStatus
   /** Task runs under way, so stop() can wait for them. */
   private inflight = new Set<Promise<unknown>>()
   /** Batch heads stopped by /stop: their end wakes nobody (the user asked for silence). */
@@ -67,7 +68,9 @@ export class TaskBoard implements TaskCapability {
   /** Batch heads whose report is being written. */
   private reporting = new Set<string>()
 
-  constructor(private readonly deps: TaskBoardDeps) {}
+  constructor(private readonly deps: TaskBoardDeps) {
+    this.status = new BatchStatus({ task: (id) => this.tasks.get(id), show: deps.progress })
+  }
 
   /** Takes the tasks found at start-up (see recovery.ts): queued one-shot tasks join their queue;
    *  conditional ones wait for their condition once the scheduler runs (resume). */
@@ -299,7 +302,8 @@ export class TaskBoard implements TaskCapability {
     const run = (taken ? Promise.resolve() : this.deps.store.save({ tasks: [task] }))
       .then(() => {
         this.track(task)
-        return this.deps.run(task, controller.signal, (summary) => this.onTool(task.id, summary))
+        this.status.started(task)
+        return this.deps.run(task, controller.signal, (summary) => this.status.tool(task, summary))
       })
       .then(
         (outcome) => this.finish(this.tasks.get(task.id)!, { status: "completed", result: outcome.status === "done" ? outcome.text : "" }),
@@ -349,8 +353,7 @@ export class TaskBoard implements TaskCapability {
     }
     if (task.type === "conditional") this.deps.scheduler.unwait(task.id)
     await this.deps.scheduler.taskEnded(task.id, update.status)
-    this.progress.delete(task.id)
-    this.deps.progress(task.conversation, { taskId: task.id, agent: task.agent, state: "done", tools: [] })
+    this.status.ended(update)
     this.deps.log.info({ task: task.id, role: task.role, status: update.status, committed: committed.length }, "task ended")
     const head = isBatchHead(update) ? update : this.tasks.get(task.parentTaskId!)
     if (head) await this.reportIfDone(head)
@@ -384,14 +387,6 @@ export class TaskBoard implements TaskCapability {
     this.track(update)
     if (event) this.deps.wake(event)
     else if (quietRun) await this.deps.scheduler.nothingToReport(head.firingId!)
-  }
-
-  private onTool(taskId: string, summary: ToolSummary): void {
-    const task = this.tasks.get(taskId)
-    if (!task) return
-    const tools = (this.progress.get(taskId) ?? []).filter((t) => t.id !== summary.id).concat(summary)
-    this.progress.set(taskId, tools)
-    this.deps.progress(task.conversation, { taskId, agent: task.agent, state: "running", tools })
   }
 }
 

@@ -136,7 +136,7 @@ describe("Slack end to end (Steward in process, real Bolt over HTTP, fake Web AP
     server = await startModelServer(script)
     const config = loadConfig(env())
     const log = pino({ level: process.env.STEWARD_TEST_LOG ?? "silent" }, pino.destination(2))
-    const channel = new SlackChannel({ ...config.slack, botToken: api.botToken }, log, { host: "127.0.0.1", port: 0, progressEditIntervalMs: 100, retryConfig: { retries: 2, minTimeout: 0, maxTimeout: 1 } })
+    const channel = new SlackChannel({ ...config.slack, botToken: api.botToken }, log, { host: "127.0.0.1", port: 0, progressEditIntervalMs: 100, statusAfterMs: 0, retryConfig: { retries: 2, minTimeout: 0, maxTimeout: 1 } })
     app = await startApp(config, log, [channel], new ListMemory())
     sender = new EventSender(`http://127.0.0.1:${channel.httpPort}/slack/events`, api.signingSecret)
     return app
@@ -152,14 +152,17 @@ describe("Slack end to end (Steward in process, real Bolt over HTTP, fake Web AP
     await steward.supervisor.idle()
   })
 
-  it("runs a delegate round trip with a status message that is gone at the end", async () => {
+  it("runs a delegate round trip with one status message, posted with a Stop button and ended saying it is done", async () => {
     const steward = await start(delegating(writingWorker))
     await sender.event(dm(OWNER, OWNER_DM, "cats"))
     await replies(2)
     await steward.supervisor.idle()
     expect(textsIn(api, OWNER_DM)).toEqual(["On it.", "Done: Saved notes/cats.md"])
-    expect(api.calls.some((call) => call.method === "chat.postMessage" && String(call.params.text).includes("write_file"))).toBe(true)
-    await api.waitFor(() => api.messages.every((message) => !message.text.startsWith("⚙️")))
+    const posted = api.calls.filter((call) => call.method === "chat.postMessage" && String(call.params.text).startsWith("⚙️ *Write a note about: cats*"))
+    expect(posted).toHaveLength(1)
+    expect(JSON.stringify(posted[0]!.params.blocks)).toContain("Stop")
+    const ended = await api.waitFor(() => api.messages.find((message) => message.text.startsWith("⚙️") && message.text.includes("Done after")))
+    expect(ended.blocks?.some((block) => block.type === "actions")).toBe(false)
   })
 
   it("answers an event delivered twice (Slack's retry) once", async () => {

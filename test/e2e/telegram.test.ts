@@ -60,7 +60,7 @@ describe("Telegram end to end (Steward in process, real grammY, fake Bot API, sc
     server = await startModelServer(script)
     const config = loadConfig(env())
     const log = pino({ level: process.env.STEWARD_TEST_LOG ?? "silent" }, pino.destination(2))
-    const channel = new TelegramChannel({ ...config.telegram, botToken: api.token }, log, { progressEditIntervalMs: 100 })
+    const channel = new TelegramChannel({ ...config.telegram, botToken: api.token }, log, { progressEditIntervalMs: 100, statusAfterMs: 0 })
     app = await startApp(config, log, [channel], new ListMemory())
     return app
   }
@@ -78,14 +78,17 @@ describe("Telegram end to end (Steward in process, real grammY, fake Bot API, sc
     expect(api.commands.map((command) => command.command)).toContain("tasks")
   })
 
-  it("runs a delegate round trip with a status message that is gone at the end", async () => {
+  it("runs a delegate round trip with one status message, posted with a Stop button and ended saying it is done", async () => {
     const steward = await start(delegating(writingWorker))
     api.pushUpdate(textUpdate(OWNER, OWNER, "cats"))
     await replies(2)
     await steward.supervisor.idle()
     expect(textsIn(api, OWNER)).toEqual(["On it.", "Done: Saved notes/cats.md"])
-    expect(api.requests.some((request) => request.method === "sendMessage" && String(request.params.text).includes("write_file"))).toBe(true)
-    await api.waitFor(() => api.sent.every((message) => !message.text?.startsWith("⚙️")))
+    const posted = api.requests.filter((request) => request.method === "sendMessage" && String(request.params.text).startsWith("⚙️ Write a note about: cats"))
+    expect(posted).toHaveLength(1)
+    expect(JSON.stringify(posted[0]!.params.reply_markup)).toContain("Stop")
+    const ended = await api.waitFor(() => api.sent.find((message) => message.text?.startsWith("⚙️") && message.text.includes("Done after")))
+    expect(ended.reply_markup).toBeUndefined()
   })
 
   it("answers an update delivered twice once", async () => {
@@ -197,7 +200,7 @@ describe("Telegram end to end (the real program)", () => {
     steward = StewardProcess.start(env())
     api.pushUpdate(textUpdate(OWNER, OWNER, "crash test"))
     await untilWhileRunning(steward, "the hang after the tool call", () => workerCalls === 2)
-    const status = await untilWhileRunning(steward, "the worker's status message", () => api.sent.find((message) => message.text?.startsWith("⚙️ default")))
+    const status = await untilWhileRunning(steward, "the work's status message", () => api.sent.find((message) => message.text?.startsWith("⚙️ Write a note about: crash test")))
     // The message is remembered durably once it is shown; read that from the data folder.
     const store = await Store.open(dataDir)
     try {
@@ -213,7 +216,8 @@ describe("Telegram end to end (the real program)", () => {
     steward = StewardProcess.start(env())
     await untilWhileRunning(steward, "the final reply after the restart", () => textsIn(api, OWNER).includes("Done: Saved notes/after-crash.md"))
     await untilWhileRunning(steward, "the old status message deleted", () => !api.sent.some((message) => message.message_id === status.message_id))
-    expect(api.sent.filter((message) => message.text?.startsWith("⚙️"))).toEqual([])
+    // What is left is the status of the run after the restart, ended: no button to press.
+    for (const left of api.sent.filter((message) => message.text?.startsWith("⚙️"))) expect(left.reply_markup).toBeUndefined()
     expect(await steward.kill("SIGTERM")).toBe(0)
   }, 60_000)
 

@@ -589,10 +589,13 @@ describe("Supervisor", () => {
     )
     await harness.channel.say("go")
     await harness.channel.waitForSent(2)
-    const states = harness.channel.progressUpdates.map((p) => [p.update.agent, p.update.state, p.update.tools.map((t) => t.status).join(",")])
-    expect(states).toContainEqual(["default", "running", "running"])
-    expect(states).toContainEqual(["default", "running", "completed"])
-    expect(states).toContainEqual(["default", "done", ""])
+    // One status for the batch: the Planner's task heads it, the Worker's tool calls show in it.
+    expect(new Set(harness.channel.progressUpdates.map((p) => p.update.taskId)).size).toBe(1)
+    const states = harness.channel.progressUpdates.map((p) => [p.update.agent, p.update.state, p.update.tools.filter((t) => t.tool === "list_files").map((t) => t.status).join(","), p.update.stop?.label])
+    expect(states).toContainEqual(["planner", "running", "running", "Stop"])
+    expect(states).toContainEqual(["planner", "running", "completed", "Stop"])
+    expect(states.at(-1)).toEqual(["planner", "done", "", undefined])
+    expect(harness.channel.progressUpdates.at(-1)!.update).toMatchObject({ outcome: "done", title: expect.any(String) })
   })
 
   it("continues an earlier task session when delegate passes its session_id", async () => {

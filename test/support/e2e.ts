@@ -1,5 +1,5 @@
 /** Model scripts and waits shared by the end-to-end tests of every channel. */
-import { byRole, type ChatRequest, type Reply, type Script } from "../fakes/model-server.ts"
+import { byRole, contentText, type ChatRequest, type ModelServer, type Reply, type Script } from "../fakes/model-server.ts"
 import type { SlackApi } from "../fakes/slack-api.ts"
 import type { TelegramApi } from "../fakes/telegram-api.ts"
 import type { StewardProcess } from "./process.ts"
@@ -92,6 +92,10 @@ export function chain(worker: Script, planner?: Script): Script {
   })
 }
 
+/** The first batch report a Teller was woken with (a chain's), as the model was given it. */
+export const firstReport = (models: ModelServer): string | undefined =>
+  models.requests.flatMap((request) => request.body.messages.map((message) => contentText(message.content))).find((text) => text.startsWith("<task-results>"))
+
 /** The Worker's output in a batch report (the Planner's task is in it too). */
 function resultOf(report: string): string {
   return unwrapped(/<task [^>]*agent="default"[^>]*>\nPrompt: [^\n]*\n([\s\S]*?)\n<task_metadata>/.exec(report)?.[1] ?? report)
@@ -107,14 +111,15 @@ export function calling(tool: string, args: object, seen: ChatRequest[] = []): S
   }
 }
 
-/** Waits until `channel`'s state in `dataDir` has an answer shown live on record (a Steward
- *  process killed after that must end it at its next start). */
-export async function liveAnswerOnRecord(dataDir: string, channel: string): Promise<void> {
+/** Waits until `channel`'s state in `dataDir` has an answer shown live (or, with `prefix`
+ *  "status/", a status message) on record: a Steward process killed after that must end it at
+ *  its next start. */
+export async function liveAnswerOnRecord(dataDir: string, channel: string, prefix: "live/" | "status/" = "live/"): Promise<void> {
   const store = await Store.open(dataDir)
   try {
-    const recorded = async () => (await store.channelState(channel).list("live/")).length === 1
+    const recorded = async () => (await store.channelState(channel).list(prefix)).length === 1
     for (const deadline = Date.now() + 10_000; !(await recorded()); await new Promise((resolve) => setTimeout(resolve, 20))) {
-      if (Date.now() > deadline) throw new Error("the answer shown live was never put on record")
+      if (Date.now() > deadline) throw new Error(`what was shown was never put on record under ${prefix}`)
     }
   } finally {
     await store.close()

@@ -46,7 +46,7 @@ async function startSlack({
 }: { socket?: boolean; onMessage?: (message: InboundMessage) => Promise<void>; options?: SlackChannelOptions; conversations?: string[]; state?: ChannelState } = {}): Promise<Slack> {
   const api = await startSlackApi()
   const config = { botToken: api.botToken, signingSecret: api.signingSecret, appToken: socket ? api.appToken : undefined, port: 3000, apiUrl: api.apiUrl }
-  const channel = new SlackChannel(config, testLogger(), { host: "127.0.0.1", port: 0, retryConfig: FAST_RETRIES, progressEditIntervalMs: 50, ...options })
+  const channel = new SlackChannel(config, testLogger(), { host: "127.0.0.1", port: 0, retryConfig: FAST_RETRIES, progressEditIntervalMs: 50, statusAfterMs: 0, ...options })
   const received: InboundMessage[] = []
   const slack: Slack = { api, channel, received, sender: new EventSender("", api.signingSecret), dm: `slack:${api.team}:${DM}` }
   running.push(slack)
@@ -304,19 +304,25 @@ describe("Slack adapter over HTTP (real Bolt, fake Web API)", () => {
     expect(parts.map((part) => part.text).join("\n\n")).toBe(text)
   })
 
-  it("shows a task's progress as one message, updated in place and deleted when done", async () => {
+  it("shows a batch's progress as one message with a Stop button, updated in place and ended without the button", async () => {
     const { api, channel, dm } = await startSlack()
     const tools = (n: number) => Array.from({ length: n }, (_, i) => ({ id: `t${i}`, tool: "write_file", title: `write_file notes/${i}.md`, status: "completed" as const }))
-    channel.progress(dm, { taskId: "task1", agent: "worker", state: "running", tools: tools(1) })
-    const status = await waitFor(() => api.messages.find((message) => message.text.includes("worker is working")))
-    channel.progress(dm, { taskId: "task1", agent: "worker", state: "running", tools: tools(2) })
-    channel.progress(dm, { taskId: "task1", agent: "worker", state: "running", tools: tools(3) })
+    const running = (n: number) => ({ taskId: "task1", agent: "worker", state: "running" as const, tools: tools(n), title: "Sort the notes", startedAt: new Date().toISOString(), stop: { id: "stop:task1", label: "Stop" } })
+    const buttonsOf = (ts: string) => api.messages.find((message) => message.ts === ts)?.blocks?.filter((block) => block.type === "actions").flatMap((block) => block.elements ?? [])
+    channel.progress(dm, running(1))
+    const status = await waitFor(() => api.messages.find((message) => message.text.includes("Sort the notes")))
+    expect(status.text).toMatch(/^⚙️ \*Sort the notes\*\n_Working for \d+ s_\n✓ write_file notes\/0\.md$/)
+    expect(buttonsOf(status.ts)).toEqual([expect.objectContaining({ value: "stop:task1", text: expect.objectContaining({ text: "Stop" }) })])
+    channel.progress(dm, running(2))
+    channel.progress(dm, running(3))
     await waitFor(() => api.messages.find((message) => message.ts === status.ts)?.text.includes("notes/2.md"))
     // Throttled: the two updates in a row became one chat.update with the latest text.
     expect(api.calls.filter((call) => call.method === "chat.update")).toHaveLength(1)
-    channel.progress(dm, { taskId: "task1", agent: "worker", state: "done", tools: tools(3) })
-    await waitFor(() => api.messages.length === 0)
-    expect(api.calls.filter((call) => call.method === "chat.delete")).toHaveLength(1)
+    expect(buttonsOf(status.ts)).toHaveLength(1)
+    channel.progress(dm, { ...running(3), state: "done", stop: undefined, outcome: "stopped" })
+    await waitFor(() => api.messages.find((message) => message.ts === status.ts)?.text.includes("Stopped after"))
+    expect(buttonsOf(status.ts)).toEqual([])
+    expect(api.calls.filter((call) => call.method === "chat.delete")).toHaveLength(0)
   })
 })
 

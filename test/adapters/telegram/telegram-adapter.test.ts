@@ -3,7 +3,7 @@ import pino from "pino"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { TelegramChannel, type TelegramChannelOptions } from "../../../adapters/telegram/telegram.ts"
 import type { ChannelHandlers } from "../../../src/channel/channel.ts"
-import type { CommandInfo, InboundMessage, ProgressUpdate } from "../../../src/core/types.ts"
+import type { CommandInfo, InboundMessage, InboundOutcome, ProgressUpdate } from "../../../src/core/types.ts"
 import type { Config } from "../../../src/config/config.ts"
 import { callbackUpdate, MESSAGE_LIMIT, startTelegramApi, textUpdate, type TelegramApi } from "../../fakes/telegram-api.ts"
 
@@ -20,11 +20,12 @@ class RecordingHandlers implements ChannelHandlers {
     { name: "pairing", description: "Owner only", ownerOnly: true },
   ]
   readonly owners = [`telegram:${CHAT}`]
-  take: (message: InboundMessage) => Promise<void> = async () => {}
+  take: (message: InboundMessage) => Promise<InboundOutcome | void> = async () => {}
 
-  onMessage = async (message: InboundMessage): Promise<void> => {
-    await this.take(message)
+  onMessage = async (message: InboundMessage): Promise<InboundOutcome | void> => {
+    const outcome = await this.take(message)
     this.received.push(message)
+    return outcome
   }
 }
 
@@ -58,7 +59,7 @@ afterEach(async () => {
 })
 
 async function startChannel(config: Partial<Config["telegram"]> = {}, options: TelegramChannelOptions = {}): Promise<TelegramChannel> {
-  channel = new TelegramChannel({ botToken: api.token, apiRoot: `${api.apiRoot}/`, webhookPort: 0, ...config }, logged.log, { typingRenewMs: 100, progressEditIntervalMs: 100, ...options })
+  channel = new TelegramChannel({ botToken: api.token, apiRoot: `${api.apiRoot}/`, webhookPort: 0, ...config }, logged.log, { typingRenewMs: 100, progressEditIntervalMs: 100, statusAfterMs: 0, ...options })
   await channel.start(handlers)
   return channel
 }
@@ -171,10 +172,11 @@ describe("Telegram adapter: replies out", () => {
     expect(plain!.params.text).not.toMatch(/<\/?[a-z]+>|&amp;|&lt;/)
   })
 
-  it("shows buttons as an inline keyboard; a press is answered first, then handed over with its action", async () => {
+  it("shows buttons as an inline keyboard; a press is handed over with its action, then answered with the core's note", async () => {
     let answeredBeforeHandOver = false
     handlers.take = async () => {
       answeredBeforeHandOver = api.callbackAnswers.length === 1
+      return { notice: "This task has already ended." }
     }
     await startChannel()
     const { messageId } = await channel!.send(CONVERSATION, { text: "Proceed?", buttons: [{ id: "q1:yes", label: "Yes" }, { id: "q1:no", label: "No" }] })
@@ -182,8 +184,9 @@ describe("Telegram adapter: replies out", () => {
     const press = callbackUpdate(CHAT, CHAT, Number(messageId), "q1:no")
     api.pushUpdate(press)
     expect(await received(1)).toEqual([{ conversation: CONVERSATION, user: `telegram:${CHAT}`, text: "No", eventId: `telegram:${press.update_id}`, action: "q1:no" }])
-    expect(api.callbackAnswers).toEqual([{ callback_query_id: press.callback_query!.id }])
-    expect(answeredBeforeHandOver).toBe(true)
+    await api.waitFor(() => api.callbackAnswers.length === 1)
+    expect(api.callbackAnswers).toEqual([{ callback_query_id: press.callback_query!.id, text: "This task has already ended." }])
+    expect(answeredBeforeHandOver).toBe(false)
   })
 
   it("refuses a button id over Telegram's 64 bytes", async () => {
@@ -284,20 +287,25 @@ describe("Telegram adapter: activity and progress", () => {
     expect(typingCalls()).toBeLessThanOrEqual(after + 1)
   })
 
-  it("sends one status message per task, edits it as tools change (throttled, latest wins) and deletes it when done", async () => {
+  it("sends one status message per batch with its title, elapsed time and Stop button, edits it as tools change (throttled, latest wins) and ends it without the button", async () => {
     await startChannel()
-    const update = (tools: ProgressUpdate["tools"], state: ProgressUpdate["state"] = "running"): ProgressUpdate => ({ taskId: "t1", agent: "worker", state, tools })
+    const stop = { id: "stop:t1", label: "Stop" }
+    const update = (tools: ProgressUpdate["tools"], state: ProgressUpdate["state"] = "running"): ProgressUpdate => ({ taskId: "t1", agent: "worker", state, tools, title: "Sort the notes", startedAt: new Date().toISOString(), ...(state === "running" ? { stop } : { outcome: "done" as const }) })
     const read = { id: "c1", tool: "read_file", status: "running" as const, title: "read_file notes/a.md" }
     channel!.progress!(CONVERSATION, update([read]))
     const status = await api.waitFor(() => api.sent.find((message) => message.text?.includes("read_file notes/a.md")))
-    expect(status.text).toBe("⚙️ worker is working\n… read_file notes/a.md")
+    expect(status.text).toMatch(/^⚙️ Sort the notes\nWorking for \d+ s\n… read_file notes\/a\.md$/)
+    expect(status.reply_markup).toEqual({ inline_keyboard: [[{ text: "Stop", callback_data: "stop:t1" }]] })
     for (let n = 0; n < 5; n++) channel!.progress!(CONVERSATION, update([{ ...read, status: "completed" }, { id: `w${n}`, tool: "write_file", status: "running", title: `write_file out-${n}.md` }]))
     await api.waitFor(() => api.sent.find((message) => message.text?.includes("write_file out-4.md")))
     expect(requestsOf("editMessageText")).toHaveLength(1)
     expect(api.sent).toHaveLength(1)
+    expect(api.sent[0]!.reply_markup).toEqual(status.reply_markup)
     channel!.progress!(CONVERSATION, update([], "done"))
-    await api.waitFor(() => api.sent.length === 0)
-    expect(requestsOf("deleteMessage")).toHaveLength(1)
+    const ended = await api.waitFor(() => api.sent.find((message) => message.text?.includes("Done after")))
+    expect(ended.text).toMatch(/^⚙️ Sort the notes\nDone after \d+ s$/)
+    expect(ended.reply_markup).toBeUndefined()
+    expect(requestsOf("deleteMessage")).toHaveLength(0)
   })
 
   it("logs a status message Telegram refuses and never throws", async () => {
