@@ -104,7 +104,9 @@ describe("ack only after the write (store fault injected)", () => {
 
 describe("output caps", () => {
   const huge = Array.from({ length: 20_000 }, (_, i) => `Line ${i} of a very long answer.`).join("\n")
-  const longAnswer = byRole({ teller: () => ({ text: huge }) })
+  // In 60 deltas of 10 kB, as a network delivers a long answer: what is tested is the cap, not
+  // 75,000 deltas of 8 characters written in one go (test/e2e/telegram-live.test.ts streams).
+  const longAnswer = byRole({ teller: () => ({ text: huge, pace: { chunks: 60, overMs: 300 } }) })
 
   it("Telegram: a 600 kB answer is its first part plus the whole text as reply.md", async () => {
     await start(longAnswer, "telegram")
