@@ -1,8 +1,6 @@
 import { existsSync } from "node:fs"
 import { join } from "node:path"
 import type { Command } from "commander"
-import { Memory } from "../memory/memory.ts"
-import { reindexMemory } from "../memory/reindex.ts"
 import { dataDirOf } from "../config/config.ts"
 import { CliError, clip, config, print, setting } from "./common.ts"
 
@@ -27,6 +25,8 @@ export function registerMemory(program: Command): void {
       if (!existsSync(join(settings.dataDir, "memory"))) throw new CliError(`no Steward data in ${settings.dataDir} (set DATA_DIR to where Steward keeps it)`)
       if (!/[\p{L}\p{N}]/u.test(query)) throw new CliError("the query has no words to search for", 2)
       // No watcher: one search, then the index worker is stopped.
+      // The search libraries are loaded by the memory commands only, not by every command.
+      const { Memory } = await import("../memory/memory.ts")
       const notes = new Memory({ dir: join(settings.dataDir, "memory"), scope: settings.memoryScope, watch: false })
       const hits = await notes.search(user, { query, limit }).finally(() => notes.close())
       print(command, hits, () => (hits.length === 0 ? `nothing found for "${query}"\n` : hits.map((hit) => `${hit.source}  (${hit.score.toFixed(2)})\n  ${clip(hit.content, 200)}\n`).join("")))
@@ -35,6 +35,7 @@ export function registerMemory(program: Command): void {
     .command("reindex")
     .description("embed every memory note again with EMBEDDING_MODEL, now")
     .action(async () => {
+      const { reindexMemory } = await import("../memory/reindex.ts")
       const code = await reindexMemory(config(), (line) => process.stdout.write(`${line}\n`), (line) => process.stderr.write(`${line}\n`))
       if (code !== 0) throw new CliError("reindexing did not complete", code)
     })

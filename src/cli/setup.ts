@@ -3,9 +3,7 @@ import { resolve } from "node:path"
 import { createInterface } from "node:readline/promises"
 import type { Command } from "commander"
 import { ConfigError, type Config } from "../config/config.ts"
-import { checkSlack, checkTelegram } from "../doctor/channels.ts"
 import type { Check } from "../doctor/check.ts"
-import { checkModels } from "../model/model-check.ts"
 import { envFileText, SetupAnswers, setupVariables } from "../setup/env-file.ts"
 import { CliError, print } from "./common.ts"
 
@@ -83,6 +81,8 @@ async function gather(options: SetupOptions): Promise<SetupAnswers> {
 
 /** One request to the model (its model list, or one token) and the platforms' who-am-I calls. */
 async function check(config: Config): Promise<Check[]> {
+  // The model and chat libraries are loaded for the checks only.
+  const [{ checkModels }, { checkSlack, checkTelegram }] = await Promise.all([import("../model/model-check.ts"), import("../doctor/channels.ts")])
   const checks = await checkModels(config)
   if (config.telegram.botToken) checks.push(await checkTelegram(config.telegram))
   if (config.slack.botToken) checks.push(...(await checkSlack(config.slack)))

@@ -1,6 +1,5 @@
 import type { Command } from "commander"
 import { ownerUsage } from "../owner/queries.ts"
-import { againstLimit, quotaLimits, quotaUse } from "../quota/quota-usage.ts"
 import { utcDay } from "../quota/quota-guard.ts"
 import type { UsageRow } from "../usage/usage.ts"
 import { CliError, config, print, table, withStore } from "./common.ts"
@@ -21,6 +20,8 @@ export function registerUsage(program: Command): void {
       // After the store: a folder with no data is said to be one before any setting is needed.
       const settings = config()
       const owners = settings.allowedUsers.users
+      // Counting notes reads them with the memory's text libraries: loaded for this command only.
+      const { againstLimit, quotaLimits, quotaUse } = await import("../quota/quota-usage.ts")
       const users = await quotaUse({ dataDir: settings.dataDir, memoryScope: settings.memoryScope, samplesToday: samplesToday.filter((sample) => sample.at.slice(0, 10) === today.day), triggers, isOwner: (user) => owners.has(user), now })
       const limits = quotaLimits(settings.quotas)
       const rows = [...summary.byDay, ...summary.byRole]

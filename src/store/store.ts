@@ -8,7 +8,6 @@ import { put, remove, type AllowedRecord, type Collection, type HistoryLine, typ
 import { migrate } from "./migrations.ts"
 import type { ControlRecord, ConversationRecord, ErrorRecord, InboxEvent, MessageRecord, OutboxRecord, PairingRecord, QuestionRecord, SessionRecord } from "./records.ts"
 import type { UsageSample } from "../usage/usage.ts"
-import { PostgresBackend } from "./postgres.ts"
 import { SqliteBackend } from "./sqlite.ts"
 import { ClusterRecords } from "./cluster-records.ts"
 
@@ -59,7 +58,8 @@ export class Store implements HistoryReader {
    *  migrating older data in place; throws NewerDataError on data written by a newer Steward. */
   static async open(dataDir: string, storeUrl?: string): Promise<Store> {
     // Postgres migrates under its schema lock, as other processes may start at the same time.
-    if (storeUrl) return new Store(await PostgresBackend.open(storeUrl, c.SCHEMA, (backend) => migrate(backend)))
+    // Postgres's driver is loaded only for a store on Postgres: it costs every other start time.
+    if (storeUrl) return new Store(await (await import("./postgres.ts")).PostgresBackend.open(storeUrl, c.SCHEMA, (backend) => migrate(backend)))
     const backend = await SqliteBackend.open(dataDir, c.SCHEMA)
     try {
       await migrate(backend)
