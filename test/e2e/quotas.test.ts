@@ -1,6 +1,3 @@
-import { mkdtempSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
 import pino from "pino"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { TelegramChannel } from "../../adapters/telegram/telegram.ts"
@@ -11,6 +8,7 @@ import { startTelegramApi, textUpdate, type TelegramApi } from "../fakes/telegra
 import { replying, scriptedEnv, telegramEnv } from "../support/e2e.ts"
 import { ListMemory } from "../support/harness.ts"
 import { afterTool, say } from "../support/scripts.ts"
+import { endPlatformTest, platformTest } from "../support/platform-test.ts"
 
 const OWNER = 1001
 const USER = 2002
@@ -20,17 +18,10 @@ let server: ModelServer | undefined
 let dataDir: string
 let app: App | undefined
 
-beforeEach(async () => {
-  api = await startTelegramApi()
-  dataDir = mkdtempSync(join(tmpdir(), "steward-quotas-"))
-})
+beforeEach(async () => ({ api, dataDir } = await platformTest(startTelegramApi, "quotas")))
 afterEach(async () => {
-  await app?.stop()
-  app = undefined
-  await server?.close()
-  server = undefined
-  await api.close()
-  rmSync(dataDir, { recursive: true, force: true })
+  await endPlatformTest({ api, dataDir }, { app, models: server })
+  app = server = undefined
 })
 
 /** Steward on Telegram: OWNER owns it, anyone else may talk to it (and is limited by the quotas). */

@@ -1,5 +1,4 @@
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
-import { tmpdir } from "node:os"
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import pino from "pino"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
@@ -11,6 +10,7 @@ import { eventCallback, EventSender, fileShareEvent, mentionEvent, startSlackApi
 import { echoing, firstTellerText, imagesSent, JPEG, OGG, readingWorker, sendingFiles } from "../support/files.ts"
 import { scriptedEnv, slackEnv } from "../support/e2e.ts"
 import { ListMemory } from "../support/harness.ts"
+import { endPlatformTest, platformTest } from "../support/platform-test.ts"
 
 const OWNER = "U0OWNER"
 const OWNER_DM = "D0OWNER"
@@ -24,18 +24,10 @@ let dataDir: string
 let app: App | undefined
 let sender: EventSender
 
-beforeEach(async () => {
-  api = await startSlackApi()
-  dataDir = mkdtempSync(join(tmpdir(), "steward-slack-files-"))
-})
-
+beforeEach(async () => ({ api, dataDir } = await platformTest(startSlackApi, "slack-files")))
 afterEach(async () => {
-  await app?.stop()
-  app = undefined
-  await server?.close()
-  server = undefined
-  await api.close()
-  rmSync(dataDir, { recursive: true, force: true })
+  await endPlatformTest({ api, dataDir }, { app, models: server })
+  app = server = undefined
 })
 
 async function start(script: Script, extra: Record<string, string> = {}): Promise<App> {

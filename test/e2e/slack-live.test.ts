@@ -1,5 +1,3 @@
-import { mkdtempSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
 import { join } from "node:path"
 import pino from "pino"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
@@ -13,6 +11,7 @@ import { scriptedEnv, slackEnv, untilWhileRunning, liveAnswerOnRecord } from "..
 import { ListMemory } from "../support/harness.ts"
 import { StewardProcess } from "../support/process.ts"
 import { afterTool } from "../support/scripts.ts"
+import { endPlatformTest, platformTest } from "../support/platform-test.ts"
 
 const OWNER = "U0OWNER"
 const OWNER_DM = "D0OWNER"
@@ -26,18 +25,10 @@ let dataDir: string
 let app: App | undefined
 let sender: EventSender
 
-beforeEach(async () => {
-  api = await startSlackApi()
-  dataDir = mkdtempSync(join(tmpdir(), "steward-slack-live-"))
-})
-
+beforeEach(async () => ({ api, dataDir } = await platformTest(startSlackApi, "slack-live")))
 afterEach(async () => {
-  await app?.stop()
-  app = undefined
-  await server?.close()
-  server = undefined
-  await api.close()
-  rmSync(dataDir, { recursive: true, force: true })
+  await endPlatformTest({ api, dataDir }, { app, models: server })
+  app = server = undefined
 })
 
 const env = (extra: Record<string, string> = {}) => ({ ...scriptedEnv(dataDir, server!.url), ALLOWED_USERS: `slack:${OWNER}`, ...slackEnv(api), ...extra })

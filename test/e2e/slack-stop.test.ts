@@ -1,6 +1,3 @@
-import { mkdtempSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { freePort } from "../../scripts/free-port.mjs"
 import { byRole, startModelServer, type ModelServer, type Script } from "../fakes/model-server.ts"
@@ -8,6 +5,7 @@ import { blockActions, dmEvent, eventCallback, EventSender, startSlackApi, type 
 import { chain, firstReport, scriptedEnv, slackEnv, untilWhileRunning } from "../support/e2e.ts"
 import { StewardProcess } from "../support/process.ts"
 import { afterTool, say } from "../support/scripts.ts"
+import { endPlatformTest, platformTest } from "../support/platform-test.ts"
 
 /**
  * Work you can watch and messages seen at once, on Slack, with the built program over HTTP
@@ -25,18 +23,10 @@ let models: ModelServer | undefined
 let dataDir: string
 let steward: StewardProcess | undefined
 
-beforeEach(async () => {
-  api = await startSlackApi()
-  dataDir = mkdtempSync(join(tmpdir(), "steward-slack-stop-"))
-})
-
+beforeEach(async () => ({ api, dataDir } = await platformTest(startSlackApi, "slack-stop")))
 afterEach(async () => {
-  if (steward && steward.child.exitCode === null) await steward.kill()
-  steward = undefined
-  await models?.close()
-  models = undefined
-  await api.close()
-  rmSync(dataDir, { recursive: true, force: true })
+  await endPlatformTest({ api, dataDir }, { steward, models })
+  steward = models = undefined
 })
 
 /** Starts the program with the Events API on a free port (SLACK_PORT takes no 0). */

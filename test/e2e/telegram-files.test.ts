@@ -1,5 +1,4 @@
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
-import { tmpdir } from "node:os"
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import pino from "pino"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
@@ -11,6 +10,7 @@ import { fileUpdate, startTelegramApi, type TelegramApi } from "../fakes/telegra
 import { echoing, firstTellerText, imagesSent, JPEG, OGG, readingWorker, sendingFiles } from "../support/files.ts"
 import { scriptedEnv, telegramEnv } from "../support/e2e.ts"
 import { ListMemory } from "../support/harness.ts"
+import { endPlatformTest, platformTest } from "../support/platform-test.ts"
 
 const OWNER = 1001
 /** The owner's own workspace under DATA_DIR/workspace. */
@@ -22,18 +22,10 @@ let server: ModelServer | undefined
 let dataDir: string
 let app: App | undefined
 
-beforeEach(async () => {
-  api = await startTelegramApi()
-  dataDir = mkdtempSync(join(tmpdir(), "steward-telegram-files-"))
-})
-
+beforeEach(async () => ({ api, dataDir } = await platformTest(startTelegramApi, "telegram-files")))
 afterEach(async () => {
-  await app?.stop()
-  app = undefined
-  await server?.close()
-  server = undefined
-  await api.close()
-  rmSync(dataDir, { recursive: true, force: true })
+  await endPlatformTest({ api, dataDir }, { app, models: server })
+  app = server = undefined
 })
 
 async function start(script: Script, extra: Record<string, string> = {}): Promise<App> {

@@ -1,5 +1,3 @@
-import { mkdtempSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
 import { join } from "node:path"
 import pino from "pino"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
@@ -12,6 +10,7 @@ import { scriptedEnv, telegramEnv, untilWhileRunning, liveAnswerOnRecord } from 
 import { ListMemory } from "../support/harness.ts"
 import { StewardProcess } from "../support/process.ts"
 import { afterTool } from "../support/scripts.ts"
+import { endPlatformTest, platformTest } from "../support/platform-test.ts"
 
 const OWNER = 1001
 const ANSWER = "Here is **the answer** you asked for. " + Array.from({ length: 12 }, (_, i) => `Sentence ${i + 1} of a long answer.`).join(" ")
@@ -23,18 +22,10 @@ let server: ModelServer | undefined
 let dataDir: string
 let app: App | undefined
 
-beforeEach(async () => {
-  api = await startTelegramApi()
-  dataDir = mkdtempSync(join(tmpdir(), "steward-telegram-live-"))
-})
-
+beforeEach(async () => ({ api, dataDir } = await platformTest(startTelegramApi, "telegram-live")))
 afterEach(async () => {
-  await app?.stop()
-  app = undefined
-  await server?.close()
-  server = undefined
-  await api.close()
-  rmSync(dataDir, { recursive: true, force: true })
+  await endPlatformTest({ api, dataDir }, { app, models: server })
+  app = server = undefined
 })
 
 const env = (extra: Record<string, string> = {}) => ({ ...scriptedEnv(dataDir, server!.url), ...telegramEnv(api), ALLOWED_USERS: `telegram:${OWNER}`, ...extra })

@@ -1,12 +1,10 @@
-import { mkdtempSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
 import type { InlineKeyboardButton, Message } from "grammy/types"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { startModelServer, type ModelServer, type Script } from "../fakes/model-server.ts"
 import { callbackUpdate, startTelegramApi, textUpdate, type TelegramApi } from "../fakes/telegram-api.ts"
 import { chain, firstReport, liveAnswerOnRecord, scriptedEnv, telegramEnv, untilWhileRunning } from "../support/e2e.ts"
 import { StewardProcess } from "../support/process.ts"
+import { endPlatformTest, platformTest } from "../support/platform-test.ts"
 
 /**
  * Work you can watch, on Telegram, with the built program against the fake Bot API: delegated
@@ -24,18 +22,10 @@ let models: ModelServer | undefined
 let dataDir: string
 let steward: StewardProcess | undefined
 
-beforeEach(async () => {
-  api = await startTelegramApi()
-  dataDir = mkdtempSync(join(tmpdir(), "steward-telegram-stop-"))
-})
-
+beforeEach(async () => ({ api, dataDir } = await platformTest(startTelegramApi, "telegram-stop")))
 afterEach(async () => {
-  if (steward && steward.child.exitCode === null) await steward.kill()
-  steward = undefined
-  await models?.close()
-  models = undefined
-  await api.close()
-  rmSync(dataDir, { recursive: true, force: true })
+  await endPlatformTest({ api, dataDir }, { steward, models })
+  steward = models = undefined
 })
 
 const env = () => ({ ...scriptedEnv(dataDir, models!.url), ...telegramEnv(api), ALLOWED_USERS: `*,telegram:${OWNER}` })

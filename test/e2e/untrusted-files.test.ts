@@ -1,6 +1,3 @@
-import { mkdtempSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
 import pino from "pino"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { TelegramChannel } from "../../adapters/telegram/telegram.ts"
@@ -12,6 +9,7 @@ import { docxBombs, pdfBomb } from "../files/bombs.ts"
 import { scriptedEnv, telegramEnv } from "../support/e2e.ts"
 import { ListMemory } from "../support/harness.ts"
 import { afterTool, say } from "../support/scripts.ts"
+import { endPlatformTest, platformTest } from "../support/platform-test.ts"
 
 const OWNER = 1001
 const UPLOADER = 2002
@@ -21,17 +19,10 @@ let server: ModelServer | undefined
 let dataDir: string
 let app: App | undefined
 
-beforeEach(async () => {
-  api = await startTelegramApi()
-  dataDir = mkdtempSync(join(tmpdir(), "steward-untrusted-"))
-})
+beforeEach(async () => ({ api, dataDir } = await platformTest(startTelegramApi, "untrusted")))
 afterEach(async () => {
-  await app?.stop()
-  app = undefined
-  await server?.close()
-  server = undefined
-  await api.close()
-  rmSync(dataDir, { recursive: true, force: true })
+  await endPlatformTest({ api, dataDir }, { app, models: server })
+  app = server = undefined
 })
 
 /** The Teller answers plain messages at once and delegates a file to a Worker that reads it;
