@@ -13,7 +13,7 @@ import { monitorEventLoopDelay } from "node:perf_hooks"
 import pino from "pino"
 import { startApp } from "../src/app.ts"
 import { loadConfig } from "../src/config/config.ts"
-import { BenchChannel, instantModel } from "./core.ts"
+import { BENCH_OWNER, BenchChannel, instantModel } from "./core.ts"
 import { noMemory } from "./no-memory.ts"
 import { Figures } from "./figures.ts"
 
@@ -31,7 +31,7 @@ function settledRss(): number {
 
 export async function runSoakBench(figures: Figures): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), "steward-soak-"))
-  const config = loadConfig({ DATA_DIR: dataDir, MODEL: "openai-compatible:instant", OPENAI_COMPATIBLE_BASE_URL: "http://127.0.0.1:9/v1", ALLOWED_USERS: "*" })
+  const config = loadConfig({ DATA_DIR: dataDir, MODEL: "openai-compatible:instant", OPENAI_COMPATIBLE_BASE_URL: "http://127.0.0.1:9/v1", ALLOWED_USERS: BENCH_OWNER })
   const channel = new BenchChannel()
   const model = instantModel()
   const app = await startApp(config, pino({ level: process.env.BENCH_LOG ?? "silent" }, pino.destination(2)), [channel], noMemory, () => model)
