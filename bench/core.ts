@@ -5,8 +5,7 @@
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import type { LanguageModelV3CallOptions, LanguageModelV3Content, LanguageModelV3GenerateResult } from "@ai-sdk/provider"
-import { MockLanguageModelV3 } from "ai/test"
+import type { LanguageModelV3, LanguageModelV3CallOptions, LanguageModelV3Content, LanguageModelV3GenerateResult } from "@ai-sdk/provider"
 import pino from "pino"
 import { startApp } from "../src/app.ts"
 import type { Channel, ChannelHandlers } from "../src/channel/channel.ts"
@@ -67,9 +66,17 @@ function result(content: LanguageModelV3Content[]): LanguageModelV3GenerateResul
 let calls = 0
 const call = (name: string, input: unknown): LanguageModelV3Content => ({ type: "tool-call", toolCallId: `c${++calls}`, toolName: name, input: JSON.stringify(input) })
 
-/** Instant model: the Teller replies (and delegates when asked), the Planner dispatches one worker. */
-export function instantModel() {
-  return new MockLanguageModelV3({
+/** Instant model: the Teller replies (and delegates when asked), the Planner dispatches one worker.
+ *  A model of its own rather than the AI SDK's mock, which keeps every call's prompt: in a long
+ *  run those prompts outlived the young generation, and copying them made scavenges of 30–140 ms
+ *  that the soak counted as Steward's event-loop stalls. */
+export function instantModel(): LanguageModelV3 {
+  return {
+    specificationVersion: "v3",
+    provider: "bench",
+    modelId: "instant",
+    supportedUrls: {},
+    doStream: () => Promise.reject(new Error("the instant model does not stream")),
     doGenerate: async (options: LanguageModelV3CallOptions) => {
       const system = options.prompt.find((m) => m.role === "system")?.content ?? ""
       const last = options.prompt.at(-1)!
@@ -83,7 +90,7 @@ export function instantModel() {
       if (system.includes("# Role: planner")) return result([call("delegate", { prompt: "work" })])
       return result([{ type: "text", text: "worked" }])
     },
-  })
+  }
 }
 
 function percentile(sorted: number[], p: number): number {
