@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto"
-import { setTimeout as sleep } from "node:timers/promises"
 import type { Logger } from "pino"
 import type { ChannelState, LiveText } from "../../src/channel/channel.ts"
+import { PlacePace } from "./place-pace.ts"
 
 /**
  * One way a platform shows text as it grows (a Telegram draft, a Slack stream, a message edited
@@ -11,7 +11,8 @@ import type { ChannelState, LiveText } from "../../src/channel/channel.ts"
 export interface LiveWay<Place, Ref> {
   /** For the log and the channel's state ("draft", "stream", "message"). */
   readonly name: string
-  /** The shortest pause between the end of one call and the start of the next. */
+  /** The shortest pause between the end of one call and the start of the next, in one place
+   *  (whichever answer they show). */
   readonly intervalMs: number
   /** The final message is made of what this way showed (an edit of it), so it keeps the pace;
    *  false: it is a message of its own (a draft's), sent at once. */
@@ -40,18 +41,19 @@ type Answer<Place, Ref> = {
   key?: string
   latest: string
   shown: string
-  lastCallAt: number
-  timer?: NodeJS.Timeout
   /** A call is scheduled or under way: the next is scheduled once it has ended. */
   calling: boolean
+  /** Aborted when the answer closes: a call still waiting for its turn is not made. */
+  closing: AbortController
   /** The platform calls, one after another. */
   work: Promise<void>
   closed: boolean
 }
 
 /**
- * The answers a channel shows as they are written. Calls are paced per answer (the first text at
- * once, then the newest text once the way's interval has passed) and never overlap. A refused
+ * The answers a channel shows as they are written. Calls are paced per place and way (the first
+ * text at once, then the newest text once the way's interval has passed since the place's last
+ * call, the final message's in-place call included) and never overlap. A refused
  * way gives way to the next one. A started answer that must be cleaned up after a crash is
  * remembered in the channel's durable state until the final message replaces it or it is
  * removed; the next start ends those left behind (`tidy`). It is a courtesy: failures are logged,
@@ -59,17 +61,20 @@ type Answer<Place, Ref> = {
  */
 export class LiveMessages<Place, Ref> {
   private readonly answers = new Map<string, Answer<Place, Ref>>()
+  private readonly pace = new PlacePace()
   private state?: ChannelState
 
   constructor(
     private readonly log: Logger,
     /** The ways by name, to end what an earlier run left shown. */
     private readonly ways: Record<string, LiveWay<Place, Ref>>,
+    /** The chat a place is in: the platform's limits are per chat. */
+    private readonly chatOf: (place: Place) => string,
   ) {}
 
   /** Starts answer `id`, shown the first of `ways` that works. */
   open(id: string, place: Place, ways: LiveWay<Place, Ref>[]): LiveText {
-    const answer: Answer<Place, Ref> = { place, ways: [...ways], latest: "", shown: "", lastCallAt: 0, calling: false, work: Promise.resolve(), closed: false }
+    const answer: Answer<Place, Ref> = { place, ways: [...ways], latest: "", shown: "", calling: false, closing: new AbortController(), work: Promise.resolve(), closed: false }
     this.answers.set(id, answer)
     return {
       update: (text) => {
@@ -89,21 +94,22 @@ export class LiveMessages<Place, Ref> {
     }
   }
 
-  /** Answer `id` for its final message: pacing stopped and the last call done. Undefined when
-   *  nothing of it is shown here (never started, or shown by a process before a restart). */
-  async finish(id: string): Promise<Shown<Place, Ref> | undefined> {
+  /** Ends answer `id` for its final message: pacing stopped, the last call done, then `end` run
+   *  with what showed it — in the place's next turn when the way ends in place (the final edit
+   *  is one more call on it: it keeps the pace too). Nothing is run when nothing of it is shown
+   *  here (never started, or shown by a process before a restart). */
+  async finish(id: string, end: (shown: Shown<Place, Ref>) => Promise<void>): Promise<void> {
     const answer = this.answers.get(id)
-    if (!answer) return undefined
+    if (!answer) return
     this.answers.delete(id)
     this.close(answer)
     await answer.work
     const way = answer.ways[0]
-    if (answer.ref === undefined || !way) return undefined
-    // A final message made of what was shown is one more call on it: it keeps the way's pace too.
-    const wait = answer.lastCallAt + way.intervalMs - Date.now()
-    if (way.endsInPlace && wait > 0) await sleep(wait)
+    const ref = answer.ref
+    if (ref === undefined || !way) return
     await this.forget(answer)
-    return { way, ref: answer.ref }
+    if (way.endsInPlace) await this.pace.run(this.laneOf(way, answer.place), way.intervalMs, () => end({ way, ref }))
+    else await end({ way, ref })
   }
 
   /** Uses `state` from now on, and (unless `tidy` is false) ends the answers an earlier run left. */
@@ -127,8 +133,11 @@ export class LiveMessages<Place, Ref> {
 
   private close(answer: Answer<Place, Ref>): void {
     answer.closed = true
-    clearTimeout(answer.timer)
-    answer.timer = undefined
+    answer.closing.abort()
+  }
+
+  private laneOf(way: LiveWay<Place, Ref>, place: Place): string {
+    return `${way.name}:${this.chatOf(place)}`
   }
 
   private schedule(answer: Answer<Place, Ref>): void {
@@ -136,26 +145,23 @@ export class LiveMessages<Place, Ref> {
     const way = answer.ways[0]
     if (!way) return
     answer.calling = true
-    const wait = Math.max(0, answer.lastCallAt + way.intervalMs - Date.now())
-    answer.timer = setTimeout(() => {
-      answer.timer = undefined
-      this.queue(answer, () => this.show(answer))
-    }, wait)
-    answer.timer.unref()
+    this.queue(answer, () =>
+      this.pace.run(this.laneOf(way, answer.place), way.intervalMs, () => this.show(answer, way), answer.closing.signal).catch((error: unknown) => {
+        // A turn the closing answer no longer waits for is no failure.
+        if (!answer.closing.signal.aborted) throw error
+      }),
+    )
   }
 
-  private async show(answer: Answer<Place, Ref>): Promise<void> {
+  private async show(answer: Answer<Place, Ref>, way: LiveWay<Place, Ref>): Promise<void> {
+    // The newest text when the turn comes, not when it was asked for.
     const text = answer.latest
-    const way = answer.ways[0]
-    if (answer.closed || !way || text === answer.shown) {
+    if (answer.closed || text === answer.shown) {
       answer.calling = false
       return
     }
     try {
       const ref = await way.show(answer.place, text, answer.ref, answer.shown)
-      // Paced from the end of a call: the next one leaves after the platform has this one, so
-      // they also arrive an interval apart.
-      answer.lastCallAt = Date.now()
       answer.shown = text
       if (answer.ref === undefined && way.interrupted && this.state) {
         answer.key = `${STATE_PREFIX}${randomUUID()}`
@@ -170,7 +176,6 @@ export class LiveMessages<Place, Ref> {
       answer.ways.shift()
       answer.ref = undefined
       answer.shown = ""
-      answer.lastCallAt = 0
     }
     answer.calling = false
     // Text that arrived during the call.

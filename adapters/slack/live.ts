@@ -78,20 +78,21 @@ export class SlackLive {
       remove,
       interrupted: remove,
     }
-    this.messages = new LiveMessages(log, { stream: this.stream, message: this.message })
+    this.messages = new LiveMessages(log, { stream: this.stream, message: this.message }, (place) => place.channel)
   }
 
   open(place: Place, user: string, id: string): LiveText {
     return this.messages.open(id, { ...place, user }, place.thread ? [this.stream, this.message] : [this.message])
   }
 
-  /** The ts of the message that showed answer `id` in `place`, its stream stopped, to be updated
-   *  into the final answer; none when nothing of it is shown here. */
-  async finish(id: string, place: Place): Promise<string | undefined> {
-    const shown = await this.messages.finish(id)
-    if (!shown) return undefined
-    if (shown.way === this.stream) await this.web.chat.stopStream({ channel: place.channel, ts: shown.ref })
-    return shown.ref
+  /** Ends answer `id`: `update` is given the ts of the message that showed it in `place` (its
+   *  stream stopped), to be updated into the final answer in the channel's next turn; not called
+   *  when nothing of it is shown here. */
+  async finish(id: string, place: Place, update: (ts: string) => Promise<void>): Promise<void> {
+    await this.messages.finish(id, async (shown) => {
+      if (shown.way === this.stream) await this.web.chat.stopStream({ channel: place.channel, ts: shown.ref })
+      await update(shown.ref)
+    })
   }
 
   restore: LiveMessages<LivePlace, string>["restore"] = (state, tidy) => this.messages.restore(state, tidy)

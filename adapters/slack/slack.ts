@@ -252,16 +252,16 @@ export class SlackChannel implements Channel {
   /** The final message of an answer shown as it was written: the message that grew with it
    *  (its stream stopped) is updated into the first part. An update that fails leaves no half answer. */
   private async endLive(place: Place, message: OutgoingMessage, first: string, ids: { channel: string; ts: string }[]): Promise<void> {
-    const ts = await this.liveAnswers.finish(message.live!, place)
-    if (ts === undefined) return
-    try {
-      // No blocks: the text alone, as a message posted anew shows it.
-      await this.web.chat.update({ channel: place.channel, ts, text: first, blocks: [], metadata: outboxMetadata(message.ref) })
-      ids.push({ channel: place.channel, ts })
-    } catch (error) {
-      this.log.warn({ err: error, channel: place.channel }, "could not end the growing message in the answer; posting the answer anew")
-      await this.web.chat.delete({ channel: place.channel, ts }).catch(() => {})
-    }
+    await this.liveAnswers.finish(message.live!, place, async (ts) => {
+      try {
+        // No blocks: the text alone, as a message posted anew shows it.
+        await this.web.chat.update({ channel: place.channel, ts, text: first, blocks: [], metadata: outboxMetadata(message.ref) })
+        ids.push({ channel: place.channel, ts })
+      } catch (error) {
+        this.log.warn({ err: error, channel: place.channel }, "could not end the growing message in the answer; posting the answer anew")
+        await this.web.chat.delete({ channel: place.channel, ts }).catch(() => {})
+      }
+    })
   }
 
   live(conversation: string, id: string, user: string): LiveText {

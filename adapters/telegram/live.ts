@@ -2,7 +2,7 @@ import { randomInt } from "node:crypto"
 import type { Api } from "grammy"
 import type { Logger } from "pino"
 import type { LiveText } from "../../src/channel/channel.ts"
-import { LiveMessages, type LiveWay, type Shown } from "../live/live-messages.ts"
+import { LiveMessages, type LiveWay } from "../live/live-messages.ts"
 import { isMessageGone, isNotModified } from "./messages.ts"
 import { TELEGRAM_LIMIT } from "./render.ts"
 
@@ -74,7 +74,7 @@ export class TelegramLive {
       // Half an answer must not stand as if it were the answer: the replayed turn sends it whole.
       interrupted: remove,
     }
-    this.messages = new LiveMessages(log, { draft: this.draft, message: this.message })
+    this.messages = new LiveMessages(log, { draft: this.draft, message: this.message }, String)
   }
 
   open(chatId: number, id: string): LiveText {
@@ -82,11 +82,13 @@ export class TelegramLive {
     return this.messages.open(id, chatId, drafts ? [this.draft, this.message] : [this.message])
   }
 
-  /** The message that showed answer `id` as it grew, to be edited into the final text; none
-   *  when a draft showed it (or nothing did). */
-  async finish(id: string): Promise<number | undefined> {
-    const shown: Shown<number, Ref> | undefined = await this.messages.finish(id)
-    return shown?.way === this.message ? shown.ref : undefined
+  /** Ends answer `id`: `edit` is given the message that showed it as it grew, to be edited into
+   *  the final text in the chat's next turn for an edit; not called when a draft showed it (or
+   *  nothing did). */
+  async finish(id: string, edit: (messageId: number) => Promise<void>): Promise<void> {
+    await this.messages.finish(id, async (shown) => {
+      if (shown.way === this.message) await edit(shown.ref)
+    })
   }
 
   restore: LiveMessages<number, Ref>["restore"] = (state, tidy) => this.messages.restore(state, tidy)

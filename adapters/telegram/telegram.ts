@@ -219,15 +219,15 @@ export class TelegramChannel implements Channel {
   /** The final message of an answer shown as it was written: a message that grew with it
    *  becomes the first part (a draft goes by itself). An edit that fails leaves no half answer. */
   private async endLive(chatId: number, live: string, first: Chunk, messageIds: number[]): Promise<void> {
-    const grown = await this.liveAnswers.finish(live)
-    if (grown === undefined) return
-    try {
-      await editChunk(this.bot.api, chatId, grown, first)
-      messageIds.push(grown)
-    } catch (error) {
-      this.log.warn({ err: error, chatId }, "could not end the growing message in the answer; sending the answer anew")
-      await this.bot.api.deleteMessage(chatId, grown).catch(() => {})
-    }
+    await this.liveAnswers.finish(live, async (grown) => {
+      try {
+        await editChunk(this.bot.api, chatId, grown, first)
+        messageIds.push(grown)
+      } catch (error) {
+        this.log.warn({ err: error, chatId }, "could not end the growing message in the answer; sending the answer anew")
+        await this.bot.api.deleteMessage(chatId, grown).catch(() => {})
+      }
+    })
   }
 
   /** A file that is gone or too big will not get better by retrying: refused for good. */

@@ -1,5 +1,7 @@
 /**
- * A scripted Anthropic Messages API for tests (POST /v1/messages, not streamed).
+ * A scripted Anthropic Messages API for tests (POST /v1/messages), answering whole or — for a
+ * request with `"stream": true` — as Anthropic's event stream (`anthropic-stream.ts`), paced
+ * when the reply says so.
  *
  *   const api = await startAnthropicApi((req) => ({ text: "hi" }))
  *   createAnthropic({ baseURL: api.url, apiKey: "x" })   // api.url ends in /v1
@@ -12,6 +14,7 @@
  */
 import { createServer, type IncomingMessage } from "node:http"
 import type { AddressInfo } from "node:net"
+import { streamMessage, type AnthropicMessage, type AnthropicPace } from "./anthropic-stream.ts"
 
 export interface AnthropicBlock {
   type: string
@@ -39,9 +42,13 @@ export interface AnthropicRequest {
   lastUserText: string
   /** The newest message holds only tool results. */
   afterTool: boolean
+  /** Asked for the streamed answer. */
+  stream: boolean
+  /** When the first text or input delta of the streamed answer went out (`performance.now()`). */
+  firstTokenAt?: number
 }
 
-export type AnthropicReply = { text?: string; toolCalls?: Array<{ name: string; input: object }> }
+export type AnthropicReply = { text?: string; toolCalls?: Array<{ name: string; input: object }>; pace?: AnthropicPace }
 export type AnthropicScript = (req: AnthropicRequest) => AnthropicReply
 
 export interface AnthropicApi {
@@ -95,6 +102,7 @@ export async function startAnthropicApi(script: AnthropicScript): Promise<Anthro
           role: /^#\s*Role:\s*(\w+)/m.exec(system)?.[1]?.toLowerCase(),
           lastUserText: body.messages.flatMap((m) => (m.role === "user" ? m.content : [])).findLast((block) => block.type === "text")?.text ?? "",
           afterTool: last?.role === "user" && last.content.every((block) => block.type === "tool_result"),
+          stream: body.stream === true,
         }
         requests.push(request)
         const reply = script(request)
@@ -104,20 +112,19 @@ export async function startAnthropicApi(script: AnthropicScript): Promise<Anthro
         const hit = prefixes.findLastIndex((prefix) => cached.has(prefix))
         const read = hit < 0 ? 0 : Math.ceil(prefixes[hit]!.length / 4)
         blocks.forEach((block, i) => block.breakpoint && cached.add(prefixes[i]!))
-        const content = [
-          ...(reply.text ? [{ type: "text", text: reply.text }] : []),
-          ...(reply.toolCalls ?? []).map((call) => ({ type: "tool_use", id: `toolu_${++ids}`, name: call.name, input: call.input })),
+        const content: AnthropicMessage["content"] = [
+          ...(reply.text ? [{ type: "text" as const, text: reply.text }] : []),
+          ...(reply.toolCalls ?? []).map((call) => ({ type: "tool_use" as const, id: `toolu_${++ids}`, name: call.name, input: call.input })),
         ]
-        send(200, {
+        const message: AnthropicMessage = {
           id: `msg_${request.index}`,
-          type: "message",
-          role: "assistant",
           model: body.model,
           content,
           stop_reason: reply.toolCalls?.length ? "tool_use" : "end_turn",
-          stop_sequence: null,
           usage: { input_tokens: Math.max(0, total - read), output_tokens: 5, cache_creation_input_tokens: 0, cache_read_input_tokens: read },
-        })
+        }
+        if (request.stream) return streamMessage(res, message, reply.pace, () => (request.firstTokenAt ??= performance.now()))
+        send(200, { ...message, type: "message", role: "assistant", stop_sequence: null })
       })
       .catch((error: unknown) => send(500, { type: "error", error: { type: "api_error", message: `fake Anthropic API: ${error instanceof Error ? error.message : String(error)}` } }))
   })
