@@ -1,8 +1,15 @@
 import { randomBytes } from "node:crypto"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
-import type { BotCommand, InlineKeyboardMarkup, Message, MessageEntity, Update, UserFromGetMe } from "grammy/types"
+import type { BotCommand, Message, Update, UserFromGetMe } from "grammy/types"
 import { waitFor } from "../support/wait-for.ts"
+import { UpdateQueue } from "./telegram-update-queue.ts"
+import { chatWith, nextMessageId, now } from "./telegram-updates.ts"
+import { ApiError, badRequest, bodyOf, chatOf, contentOf, markupOf, MESSAGE_LIMIT, reply, type Params } from "./telegram-requests.ts"
+
+export { callbackUpdate, fileUpdate, groupUpdate, textUpdate } from "./telegram-updates.ts"
+export { parseHtml } from "./telegram-parse-mode.ts"
+export { MESSAGE_LIMIT }
 
 /**
  * A fake Telegram Bot API on 127.0.0.1 for end-to-end tests with the real grammY: the
@@ -16,9 +23,12 @@ import { waitFor } from "../support/wait-for.ts"
  * sendDocument take multipart uploads, kept in `uploads`. Not modelled: groups, Markdown parse modes (their text is stored as
  * sent), Telegram's rule that code/pre hold no other entities, and callback queries expiring
  * with time.
+ *
+ * Beside it: the updates a test sends (telegram-updates.ts), getUpdates' long poll
+ * (telegram-update-queue.ts), how a call is read and answered (telegram-requests.ts) and
+ * parse_mode HTML (telegram-parse-mode.ts).
  */
 
-type Params = Record<string, unknown>
 export type CallbackAnswer = { callback_query_id: string; text?: string; show_alert?: boolean; url?: string; cache_time?: number }
 /** For 429, `description` defaults to Telegram's "Too Many Requests: retry after N". */
 export type Failure = { status: number; description: string; retry_after?: number } | { status: 429; retry_after: number; description?: string }
@@ -65,95 +75,9 @@ export type Upload = { method: "sendPhoto" | "sendDocument"; chatId: number; fil
 /** `port`: a fixed one (a test that starts Steward first and the API later); default any free one. */
 export type TelegramApiOptions = { token?: string; username?: string; port?: number }
 
-export const MESSAGE_LIMIT = 4096
-/** Telegram holds a long poll for at most about this long, whatever `timeout` asks for. */
-const MAX_POLL_SECONDS = 50
-/** Update types Telegram sends only when `allowed_updates` names them. */
-const OPT_IN_UPDATES = new Set(["chat_member", "message_reaction", "message_reaction_count"])
 /** Bots may download files up to 20 MB through getFile. */
 const DOWNLOAD_LIMIT = 20 * 1024 * 1024
 const CHAT_ACTIONS = new Set(["typing", "upload_photo", "record_video", "upload_video", "record_voice", "upload_voice", "upload_document", "choose_sticker", "find_location", "record_video_note", "upload_video_note"])
-
-type Wake = "update" | "timeout" | "conflict" | "gone" | "closed"
-
-class ApiError extends Error {
-  constructor(
-    readonly status: number,
-    readonly description: string,
-    readonly retryAfter?: number,
-  ) {
-    super(description)
-  }
-}
-const badRequest = (what: string) => new ApiError(400, `Bad Request: ${what}`)
-
-// Message and update ids are shared by all fakes and helpers, so user and bot messages never collide.
-let lastMessageId = 0
-let lastUpdateId = 0
-let lastCallbackId = 0
-const now = () => Math.floor(Date.now() / 1000)
-
-/** A new message in the private chat `chatId` from `fromId`, as its fields begin. */
-function privateMessage(chatId: number, fromId: number) {
-  return {
-    message_id: ++lastMessageId,
-    date: now(),
-    chat: { id: chatId, type: "private" as const, first_name: `User ${fromId}` },
-    from: { id: fromId, is_bot: false, first_name: `User ${fromId}` },
-  }
-}
-
-/** A chat as Telegram describes it: a negative id is a group's, a positive one a private chat's. */
-function chatWith(id: number) {
-  return id < 0 ? { id, type: "group" as const, title: `Group ${id}` } : { id, type: "private" as const, first_name: `User ${id}` }
-}
-
-/** A message from `fromId` in the group `chatId` (negative), with the fields given (a reply's
- *  `reply_to_message`, say); commands carry their bot_command entity as in textUpdate. */
-export function groupUpdate(chatId: number, fromId: number, text: string, extra: Partial<Message> = {}): Update {
-  const update = textUpdate(chatId, fromId, text)
-  return { ...update, message: { ...update.message!, chat: chatWith(chatId), ...extra } as Update["message"] & object }
-}
-
-export function textUpdate(chatId: number, fromId: number, text: string): Update {
-  // grammY's bot.command() matches on the bot_command entity, as Telegram sends it.
-  const command = /^\/[A-Za-z0-9_]{1,32}(?:@\w+)?/.exec(text)
-  return {
-    update_id: ++lastUpdateId,
-    message: {
-      ...privateMessage(chatId, fromId),
-      text,
-      ...(command && { entities: [{ type: "bot_command", offset: 0, length: command[0].length }] }),
-    },
-  }
-}
-
-/** A message with a file (`photo`, `document`, `voice`…) and an optional caption. */
-export function fileUpdate(chatId: number, fromId: number, content: Partial<Message>, caption?: string): Update {
-  return {
-    update_id: ++lastUpdateId,
-    message: {
-      ...privateMessage(chatId, fromId),
-      ...(caption !== undefined && { caption }),
-      ...content,
-    } as Update["message"] & object,
-  }
-}
-
-/** A button press on message `messageId`; `pushUpdate` swaps in that message as the fake sent it. */
-export function callbackUpdate(chatId: number, fromId: number, messageId: number, data: string): Update {
-  const chat = { id: chatId, type: "private" as const, first_name: `User ${fromId}` }
-  return {
-    update_id: ++lastUpdateId,
-    callback_query: {
-      id: `cbq-${++lastCallbackId}`,
-      from: { id: fromId, is_bot: false, first_name: `User ${fromId}` },
-      message: { message_id: messageId, date: now(), chat },
-      chat_instance: String(chatId),
-      data,
-    },
-  }
-}
 
 export async function startTelegramApi(options: TelegramApiOptions = {}): Promise<TelegramApi> {
   const token = options.token ?? `${100_000 + Math.floor(Math.random() * 900_000)}:AAfake${randomBytes(12).toString("hex")}`
@@ -185,10 +109,7 @@ export async function startTelegramApi(options: TelegramApiOptions = {}): Promis
   const reactions = new Map<string, string[]>()
   const downloads: string[] = []
   let lastFile = 0
-  let queue: Update[] = []
-  let allowed: Set<string> | undefined
-  /** The getUpdates call waiting for an update; Telegram allows one at a time. */
-  let poller: { wake(reason: Wake): void } | undefined
+  const updates = new UpdateQueue()
 
   const find = (params: Params) => {
     const chat = chatOf(params)
@@ -196,47 +117,13 @@ export async function startTelegramApi(options: TelegramApiOptions = {}): Promis
     return sent.findIndex((message) => message.chat.id === chat && message.message_id === id)
   }
 
-  const deliverable = (limit: number) => {
-    // Telegram never queues updates of types the bot did not ask for.
-    queue = queue.filter((update) => {
-      const type = Object.keys(update).find((key) => key !== "update_id") ?? ""
-      return allowed ? allowed.has(type) : !OPT_IN_UPDATES.has(type)
-    })
-    return queue.slice(0, limit)
-  }
-
-  async function getUpdates(params: Params, res: ServerResponse): Promise<Update[]> {
-    if (api.webhook) throw new ApiError(409, "Conflict: can't use getUpdates method while webhook is active; use deleteWebhook to delete the webhook first")
-    poller?.wake("conflict")
-    if (params.offset !== undefined) queue = queue.filter((update) => update.update_id >= Number(params.offset))
-    if (Array.isArray(params.allowed_updates)) allowed = params.allowed_updates.length > 0 ? new Set(params.allowed_updates.map(String)) : undefined
-    const limit = Math.min(Math.max(Number(params.limit ?? 100) || 100, 1), 100)
-    const deadline = Date.now() + Math.min(Math.max(Number(params.timeout ?? 0) || 0, 0), MAX_POLL_SECONDS) * 1000
-    for (;;) {
-      const updates = deliverable(limit)
-      if (updates.length > 0 || Date.now() >= deadline) return updates
-      const reason = await new Promise<Wake>((resolve) => {
-        const self = {
-          wake(why: Wake) {
-            clearTimeout(timer)
-            res.off("close", gone)
-            if (poller === self) poller = undefined
-            resolve(why)
-          },
-        }
-        const gone = () => self.wake("gone")
-        const timer = setTimeout(() => self.wake("timeout"), deadline - Date.now())
-        res.on("close", gone)
-        poller = self
-      })
-      if (reason === "conflict") throw new ApiError(409, "Conflict: terminated by other getUpdates request; make sure that only one bot instance is running")
-      if (reason === "gone" || reason === "closed") return []
-    }
-  }
 
   const methods: Record<string, (params: Params, res: ServerResponse) => unknown> = {
     getme: () => me,
-    getupdates: getUpdates,
+    getupdates(params, res) {
+      if (api.webhook) throw new ApiError(409, "Conflict: can't use getUpdates method while webhook is active; use deleteWebhook to delete the webhook first")
+      return updates.getUpdates(params, res)
+    },
     setwebhook(params) {
       if (!/^https:\/\//.test(String(params.url ?? ""))) throw badRequest("bad webhook: An HTTPS URL must be provided for webhook")
       const secretToken = params.secret_token === undefined ? undefined : String(params.secret_token)
@@ -260,7 +147,7 @@ export async function startTelegramApi(options: TelegramApiOptions = {}): Promis
     sendmessage(params) {
       const chat = chatOf(params)
       const message: Message = {
-        message_id: ++lastMessageId,
+        message_id: nextMessageId(),
         date: now(),
         chat: chatWith(chat),
         from: me,
@@ -348,7 +235,7 @@ export async function startTelegramApi(options: TelegramApiOptions = {}): Promis
     uploads.push({ method, chatId: chat, filename: attached.name, data, caption })
     const stored = api.addFile(data)
     const message: Message = {
-      message_id: ++lastMessageId,
+      message_id: nextMessageId(),
       date: now(),
       chat: chatWith(chat),
       from: me,
@@ -432,8 +319,7 @@ export async function startTelegramApi(options: TelegramApiOptions = {}): Promis
         const shown = sent.find((message) => message.chat.id === query.message?.chat.id && message.message_id === query.message?.message_id)
         if (shown) update = { ...update, callback_query: { ...query, message: shown } }
       }
-      queue.push(update)
-      poller?.wake("update")
+      updates.push(update)
     },
     failNext(method, failure, after = 0) {
       const key = method.toLowerCase()
@@ -442,7 +328,7 @@ export async function startTelegramApi(options: TelegramApiOptions = {}): Promis
     waitFor,
     async close() {
       if (!server.listening) return
-      poller?.wake("closed")
+      updates.close()
       // Let the woken poll write its empty answer before the connections go.
       await new Promise((resolve) => setImmediate(resolve))
       await new Promise<void>((resolve) => {
@@ -452,217 +338,4 @@ export async function startTelegramApi(options: TelegramApiOptions = {}): Promis
     },
   }
   return api
-}
-
-function reply(res: ServerResponse, status: number, body: unknown): void {
-  if (res.writableEnded || res.destroyed) return
-  res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body))
-}
-
-async function bodyOf(req: IncomingMessage): Promise<Params> {
-  const chunks: Buffer[] = []
-  for await (const chunk of req) chunks.push(chunk as Buffer)
-  const type = req.headers["content-type"] ?? ""
-  if (type.startsWith("multipart/form-data")) return multipartOf(Buffer.concat(chunks), type)
-  const raw = Buffer.concat(chunks).toString("utf8")
-  if (!raw) return {}
-  if (type.startsWith("application/json")) {
-    try {
-      return JSON.parse(raw) as Params
-    } catch {
-      throw badRequest("invalid JSON in request body")
-    }
-  }
-  if (type.startsWith("application/x-www-form-urlencoded")) {
-    // Form fields are strings; Telegram reads the structured ones (reply_markup, allowed_updates) as JSON.
-    const entries = [...new URLSearchParams(raw)].map(([key, value]) => {
-      if (!/^[[{]/.test(value)) return [key, value]
-      try {
-        return [key, JSON.parse(value)]
-      } catch {
-        return [key, value]
-      }
-    })
-    return Object.fromEntries(entries) as Params
-  }
-  throw badRequest(`the fake Telegram API cannot read ${type || "bodies without a content type"}`)
-}
-
-/** A multipart body's fields: strings, and files as File (with their bytes beside them as
- *  `<field>:bytes`). Parsed by hand: undici's FormData parser refuses grammY's bodies. */
-function multipartOf(body: Buffer, type: string): Params {
-  const boundary = /boundary="?([^";]+)"?/.exec(type)?.[1]
-  if (!boundary) throw badRequest("multipart body without a boundary")
-  const params: Params = {}
-  const delimiter = Buffer.from(`--${boundary}`)
-  let start = body.indexOf(delimiter)
-  while (start >= 0) {
-    const next = body.indexOf(delimiter, start + delimiter.length)
-    if (next < 0) break
-    const part = body.subarray(start + delimiter.length, next)
-    start = next
-    const headerEnd = part.indexOf("\r\n\r\n")
-    if (headerEnd < 0) continue
-    const headers = part.subarray(0, headerEnd).toString("utf8")
-    // The part's content ends before the CRLF that precedes the next delimiter.
-    const content = part.subarray(headerEnd + 4, part.length - 2)
-    const name = /name="([^"]*)"/.exec(headers)?.[1]
-    if (name === undefined) continue
-    // grammY leaves the filename unquoted.
-    const filename = /filename="?([^"\r\n;]*)"?/.exec(headers)?.[1]
-    if (filename === undefined) params[name] = content.toString("utf8")
-    else {
-      params[name] = new File([new Uint8Array(content)], filename)
-      params[`${name}:bytes`] = content
-    }
-  }
-  // A file attached as `attach://<name>` is the part <name>; its bytes are filed under the field that names it.
-  for (const [key, value] of Object.entries(params)) {
-    if (typeof value === "string" && value.startsWith("attach://")) params[`${key}:bytes`] = params[`${value.slice("attach://".length)}:bytes`]
-  }
-  return params
-}
-
-function chatOf(params: Params): number {
-  if (params.chat_id === undefined || params.chat_id === "") throw badRequest("chat_id is empty")
-  const id = Number(params.chat_id)
-  if (!Number.isSafeInteger(id)) throw badRequest("chat not found")
-  return id
-}
-
-function contentOf(params: Params): { text: string; entities?: MessageEntity[] } {
-  const raw = params.text === undefined ? "" : String(params.text)
-  const parsed = String(params.parse_mode ?? "").toLowerCase() === "html" ? parseHtml(raw) : { text: raw, entities: Array.isArray(params.entities) ? (params.entities as MessageEntity[]) : [] }
-  if ("error" in parsed) throw badRequest(`can't parse entities: ${parsed.error}`)
-  if (!parsed.text.trim()) throw badRequest("message text is empty")
-  if (parsed.text.length > MESSAGE_LIMIT) throw badRequest("message is too long")
-  return parsed.entities.length > 0 ? parsed : { text: parsed.text }
-}
-
-function markupOf(params: Params): { reply_markup?: InlineKeyboardMarkup } {
-  const markup = params.reply_markup as InlineKeyboardMarkup | undefined
-  if (!markup || !Array.isArray(markup.inline_keyboard)) return {}
-  for (const button of markup.inline_keyboard.flat()) {
-    if ("callback_data" in button) {
-      const bytes = Buffer.byteLength(String(button.callback_data))
-      if (bytes < 1 || bytes > 64) throw badRequest("BUTTON_DATA_INVALID")
-    }
-  }
-  return { reply_markup: markup }
-}
-
-const ENTITY_TYPES: Record<string, MessageEntity["type"]> = {
-  b: "bold",
-  strong: "bold",
-  i: "italic",
-  em: "italic",
-  u: "underline",
-  ins: "underline",
-  s: "strikethrough",
-  strike: "strikethrough",
-  del: "strikethrough",
-  span: "spoiler",
-  "tg-spoiler": "spoiler",
-  a: "text_link",
-  code: "code",
-  pre: "pre",
-  blockquote: "blockquote",
-}
-
-const ENTITY = /&(?:(amp|lt|gt|quot)|#(\d{1,7})|#x([\da-f]{1,6}));/
-const ENTITY_AT = new RegExp(ENTITY.source, "iy")
-const ENTITY_ALL = new RegExp(ENTITY.source, "gi")
-const NAMED: Record<string, string> = { amp: "&", lt: "<", gt: ">", quot: '"' }
-
-function decodeEntity(_match: string, name?: string, decimal?: string, hex?: string): string {
-  if (name) return NAMED[name.toLowerCase()]
-  return String.fromCodePoint(Math.min(decimal ? Number(decimal) : Number.parseInt(hex ?? "", 16), 0x10ffff))
-}
-
-/**
- * Telegram's parse_mode HTML: the supported tags, balanced and properly nested, and the
- * entities &lt; &gt; &amp; &quot; and numeric ones (any other `&` is a literal). Errors read
- * like Telegram's, byte offsets in UTF-8. Returns the text and its entities (UTF-16 offsets).
- */
-export function parseHtml(html: string): { text: string; entities: MessageEntity[] } | { error: string } {
-  const at = (index: number) => `at byte offset ${Buffer.byteLength(html.slice(0, index))}`
-  const open: { name: string; offset: number; attributes: Map<string, string> }[] = []
-  const entities: MessageEntity[] = []
-  let text = ""
-  let i = 0
-  while (i < html.length) {
-    const char = html[i]
-    if (char === "&") {
-      ENTITY_AT.lastIndex = i
-      const match = ENTITY_AT.exec(html)
-      text += match ? decodeEntity(match[0], match[1], match[2], match[3]) : "&"
-      i += match ? match[0].length : 1
-      continue
-    }
-    if (char !== "<") {
-      text += char
-      i++
-      continue
-    }
-    const start = i
-    if (html[i + 1] === "/") {
-      const end = html.indexOf(">", i)
-      if (end < 0) return { error: `Unclosed end tag ${at(start)}` }
-      const name = html.slice(i + 2, end).trim().toLowerCase()
-      const top = open.pop()
-      if (!top) return { error: `Unexpected end tag ${at(start)}` }
-      if (top.name !== name) return { error: `Unmatched end tag ${at(start)}, expected "</${top.name}>", found "</${name}>"` }
-      i = end + 1
-      const entity = entityOf(top, text.length, open.at(-1))
-      if (entity) entities.push(entity)
-      continue
-    }
-    let k = i + 1
-    while (k < html.length && !/[\s>]/.test(html[k])) k++
-    const name = html.slice(i + 1, k).toLowerCase()
-    if (!(name in ENTITY_TYPES)) return { error: `Unsupported start tag "${name}" ${at(start)}` }
-    const attributes = new Map<string, string>()
-    for (;;) {
-      while (k < html.length && /\s/.test(html[k])) k++
-      if (k >= html.length) return { error: `Unclosed start tag ${at(start)}` }
-      if (html[k] === ">") break
-      const attribute = /^([^\s=>]+)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))/.exec(html.slice(k))
-      if (!attribute) return { error: `Expected equal sign in declaration of an attribute of the tag "${name}" ${at(start)}` }
-      const value = attribute[2] ?? attribute[3] ?? attribute[4]
-      attributes.set(attribute[1].toLowerCase(), value.replace(ENTITY_ALL, decodeEntity))
-      k += attribute[0].length
-    }
-    if (name === "span" && attributes.get("class") !== "tg-spoiler") return { error: `Tag "span" must have class "tg-spoiler" ${at(start)}` }
-    open.push({ name, offset: text.length, attributes })
-    i = k + 1
-  }
-  const unclosed = open.pop()
-  if (unclosed) return { error: `Can't find end tag corresponding to start tag "${unclosed.name}"` }
-  return { text, entities: entities.sort((a, b) => a.offset - b.offset || b.length - a.length) }
-}
-
-function entityOf(
-  element: { name: string; offset: number; attributes: Map<string, string> },
-  end: number,
-  parent: { name: string; attributes: Map<string, string> } | undefined,
-): MessageEntity | undefined {
-  const length = end - element.offset
-  const language = /^language-(.+)$/.exec(element.attributes.get("class") ?? "")?.[1]
-  // <pre><code class="language-x"> is one pre entity with a language, not a code entity inside a pre.
-  if (element.name === "code" && parent?.name === "pre") {
-    if (language) parent.attributes.set("language", language)
-    return undefined
-  }
-  if (length === 0) return undefined
-  const base = { offset: element.offset, length }
-  const type = ENTITY_TYPES[element.name]
-  if (type === "text_link") {
-    const url = element.attributes.get("href")
-    return url ? { ...base, type, url } : undefined
-  }
-  if (type === "pre") {
-    const code = element.attributes.get("language")
-    return code ? { ...base, type, language: code } : { ...base, type }
-  }
-  return { ...base, type } as MessageEntity
 }
