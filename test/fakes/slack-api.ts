@@ -1,10 +1,17 @@
-import { createHmac, randomBytes } from "node:crypto"
-import { createServer, request, type IncomingMessage, type ServerResponse } from "node:http"
+import { randomBytes } from "node:crypto"
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
-import { WebSocketServer, type WebSocket } from "ws"
+import { WebSocketServer } from "ws"
 import { waitFor } from "../support/wait-for.ts"
+import { readAll, socketModeServer, type SocketModeServer } from "./slack-event-delivery.ts"
+import { SlackFiles, type SlackUpload } from "./slack-files.ts"
+import { ApiError, contentOf, metadataOf, nextTs, requireChannel, type SlackFile, type SlackMessage } from "./slack-messages.ts"
 
 export { waitFor }
+export { EventSender, type Delivery, type SignOptions, type SocketModeServer } from "./slack-event-delivery.ts"
+export { blockActions, channelMessageEvent, dmEvent, eventCallback, fileShareEvent, mentionEvent, type BlockActionsPayload, type EventCallback, type SlackEvent } from "./slack-events.ts"
+export type { SlackUpload } from "./slack-files.ts"
+export { nextTs, type SlackBlock, type SlackElement, type SlackFile, type SlackMessage } from "./slack-messages.ts"
 
 /**
  * A fake Slack Web API on 127.0.0.1 for tests with the real @slack/bolt: the methods Steward
@@ -25,19 +32,16 @@ export { waitFor }
  * it, Slack's sign-in page, HTTP 200, as Slack answers); files.uploadV2's three steps
  * (files.getUploadURLExternal, the upload to the URL it returned, files.completeUploadExternal)
  * leave the file in `uploads`.
+ *
+ * Beside it: messages, their shapes and checks (slack-messages.ts), files (slack-files.ts),
+ * the events a test sends (slack-events.ts) and their delivery, over Socket Mode or signed
+ * HTTP (slack-event-delivery.ts).
  */
 
 type Params = Record<string, unknown>
-export type SlackBlock = { type: string; block_id?: string; text?: { type: string; text: string }; elements?: SlackElement[] }
-export type SlackElement = { type: string; action_id?: string; value?: string; text?: { type: string; text: string } }
-export type SlackMessage = { channel: string; ts: string; text: string; blocks?: SlackBlock[]; thread_ts?: string; user: string; bot_id: string; metadata?: { event_type: string; event_payload: Record<string, unknown> }; streaming?: boolean }
 export type Failure = { error: string } | { status: 429; retryAfter: number } | { status: number }
 /** A Web API call as received, with its arrival time (`performance.now()`). */
 export type Call = { method: string; params: Params; token?: string; at: number }
-/** A file as a message event carries it. */
-export type SlackFile = { id: string; name: string; mimetype: string; size: number; url_private_download: string; url_private: string; mode: string }
-/** A file the bot uploaded, once completed into a channel. */
-export type SlackUpload = { id: string; filename: string; data: Buffer; channel?: string; thread_ts?: string; initial_comment?: string; title?: string }
 
 export type SlackApi = {
   /** `http://127.0.0.1:<port>/api/`, for `clientOptions.slackApiUrl` (SLACK_API_URL). */
@@ -79,35 +83,6 @@ export type SlackApi = {
   close(): Promise<void>
 }
 
-export type SocketModeServer = {
-  /** WebSocket connections opened so far, the newest last. */
-  connections: WebSocket[]
-  /** Envelope acknowledgements the app sent back, in order. */
-  acks: { envelope_id: string; payload?: unknown }[]
-  /** Sends an Events API envelope on the newest open connection; resolves with its envelope id. */
-  sendEvent(body: EventCallback, retryAttempt?: number): string
-  sendInteractive(payload: BlockActionsPayload): string
-}
-
-const MESSAGE_LIMIT = 40_000
-const SECTION_TEXT_LIMIT = 3000
-const BUTTON_TEXT_LIMIT = 75
-const ACTIONS_LIMIT = 25
-
-class ApiError extends Error {
-  constructor(readonly error: string) {
-    super(error)
-  }
-}
-
-// Timestamps are shared by all fakes and helpers, so user and bot messages never collide and sort in order.
-let lastTs = 0
-export function nextTs(): string {
-  lastTs++
-  return `${1_700_000_000 + Math.floor(lastTs / 1_000_000)}.${String(lastTs % 1_000_000).padStart(6, "0")}`
-}
-let lastEvent = 0
-
 export async function startSlackApi(options: { team?: string } = {}): Promise<SlackApi> {
   const team = options.team ?? "T0TEAM"
   const botUserId = "U0BOT"
@@ -128,11 +103,7 @@ export async function startSlackApi(options: { team?: string } = {}): Promise<Sl
       .reverse()
   }
   const failures = new Map<string, { failure: Failure; when: (params: Params) => boolean }[]>()
-  const hosted = new Map<string, { name: string; mimetype: string; data: Buffer }>()
-  const pendingUploads = new Map<string, { filename: string; length: number; data?: Buffer }>()
-  const uploads: SlackUpload[] = []
-  const downloads: { id: string; token?: string }[] = []
-  let lastFile = 0
+  const files = new SlackFiles(botToken, () => `http://127.0.0.1:${port}`)
   const reactions = new Map<string, Set<string>>()
   const assistantThreads = new Set<string>()
   const threadStatus = new Map<string, string>()
@@ -224,27 +195,8 @@ export async function startSlackApi(options: { team?: string } = {}): Promise<Sl
       messages.splice(find(params), 1)
       return { channel: params.channel, ts: params.ts }
     },
-    "files.getUploadURLExternal": (params) => {
-      const length = Number(params.length)
-      if (!params.filename) throw new ApiError("invalid_arguments")
-      if (!Number.isSafeInteger(length) || length < 1) throw new ApiError("invalid_arguments")
-      const id = `F0UP${++lastFile}`
-      pendingUploads.set(id, { filename: String(params.filename), length })
-      return { upload_url: `http://127.0.0.1:${port}/upload/v1/${id}`, file_id: id }
-    },
-    "files.completeUploadExternal": (params) => {
-      const files = (typeof params.files === "string" ? JSON.parse(params.files) : params.files) as { id: string; title?: string }[]
-      const done = files.map((file) => {
-        const pending = pendingUploads.get(file.id)
-        if (!pending?.data) throw new ApiError("file_not_found")
-        pendingUploads.delete(file.id)
-        const channel = params.channel_id === undefined ? undefined : String(params.channel_id)
-        const upload: SlackUpload = { id: file.id, filename: pending.filename, data: pending.data, channel, title: file.title, ...(params.thread_ts !== undefined && { thread_ts: String(params.thread_ts) }), ...(params.initial_comment !== undefined && { initial_comment: String(params.initial_comment) }) }
-        uploads.push(upload)
-        return { id: file.id, name: pending.filename, title: file.title ?? pending.filename }
-      })
-      return { files: done }
-    },
+    "files.getUploadURLExternal": (params) => files.getUploadURLExternal(params),
+    "files.completeUploadExternal": (params) => files.completeUploadExternal(params),
     "reactions.add": (params) => {
       const key = `${requireChannel(params)}:${String(params.timestamp)}`
       const names = reactions.get(key) ?? new Set<string>()
@@ -284,41 +236,9 @@ export async function startSlackApi(options: { team?: string } = {}): Promise<Sl
     },
   }
 
-  /** The file routes: private downloads need the bot token; an upload URL takes the bytes once. */
-  async function fileRoute(req: IncomingMessage, res: ServerResponse, pathname: string): Promise<boolean> {
-    const download = /^\/files-pri\/([^/]+)\/[^/]+$/.exec(pathname)
-    if (download) {
-      const token = /^Bearer (.+)$/.exec(req.headers.authorization ?? "")?.[1]
-      downloads.push({ id: download[1], token })
-      const file = hosted.get(download[1])
-      if (!file) res.writeHead(404).end()
-      else if (token !== botToken) res.writeHead(200, { "content-type": "text/html; charset=utf-8" }).end("<html><body>Sign in to Slack</body></html>")
-      else res.writeHead(200, { "content-type": file.mimetype, "content-length": file.data.byteLength }).end(file.data)
-      return true
-    }
-    const upload = /^\/upload\/v1\/([^/]+)$/.exec(pathname)
-    if (upload && req.method === "POST") {
-      const pending = pendingUploads.get(upload[1])
-      const chunks: Buffer[] = []
-      for await (const chunk of req) chunks.push(chunk as Buffer)
-      // Slack takes the bytes raw or as a multipart form's file (the Web API client sends the latter).
-      const type = req.headers["content-type"] ?? ""
-      const form = type.startsWith("multipart/form-data") ? await new Request("http://127.0.0.1/", { method: "POST", headers: { "content-type": type }, body: new Uint8Array(Buffer.concat(chunks)) }).formData() : undefined
-      const part = form && [...form.values()].find((value) => typeof value !== "string")
-      const data = part ? Buffer.from(await part.arrayBuffer()) : Buffer.concat(chunks)
-      if (!pending || data.byteLength !== pending.length) res.writeHead(400).end("bad upload")
-      else {
-        pending.data = data
-        res.writeHead(200, { "content-type": "text/plain" }).end(`OK - ${data.byteLength}`)
-      }
-      return true
-    }
-    return false
-  }
-
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const pathname = new URL(req.url ?? "/", "http://127.0.0.1").pathname
-    if (await fileRoute(req, res, pathname)) return
+    if (await files.route(req, res, pathname)) return
     const route = /^\/api\/([\w.]+)$/.exec(pathname)
     if (!route) return reply(res, 404, { ok: false, error: "unknown_method" })
     const method = route[1]
@@ -380,20 +300,14 @@ export async function startSlackApi(options: { team?: string } = {}): Promise<Sl
     userZones,
     ephemerals,
     socket,
-    uploads,
-    downloads,
+    uploads: files.uploads,
+    downloads: files.downloads,
     reactions,
     assistantThreads,
     threadStatus,
     suggestedPrompts,
     threadTitles,
-    hostFile(name, mimetype, data, size) {
-      const id = `F0IN${++lastFile}`
-      const bytes = Buffer.from(data)
-      hosted.set(id, { name, mimetype, data: bytes })
-      const url = `http://127.0.0.1:${port}/files-pri/${id}/${encodeURIComponent(name)}`
-      return { id, name, mimetype, size: size ?? bytes.byteLength, url_private: url, url_private_download: url, mode: "hosted" }
-    },
+    hostFile: (name, mimetype, data, size) => files.host(name, mimetype, data, size),
     failNext(method, failure, when = () => true) {
       failures.set(method, [...(failures.get(method) ?? []), { failure, when }])
     },
@@ -409,66 +323,6 @@ export async function startSlackApi(options: { team?: string } = {}): Promise<Sl
   }
 }
 
-function socketModeServer(sockets: WebSocketServer): SocketModeServer {
-  const connections: WebSocket[] = []
-  const acks: SocketModeServer["acks"] = []
-  let lastEnvelope = 0
-  sockets.on("connection", (ws) => {
-    connections.push(ws)
-    ws.on("message", (data) => acks.push(JSON.parse(String(data)) as SocketModeServer["acks"][number]))
-    ws.send(JSON.stringify({ type: "hello", num_connections: 1, debug_info: { host: "fake" }, connection_info: { app_id: "A0APP" } }))
-  })
-  const send = (envelope: object) => {
-    const open = connections.findLast((ws) => ws.readyState === ws.OPEN)
-    if (!open) throw new Error("no open Socket Mode connection")
-    const envelope_id = `env-${++lastEnvelope}`
-    open.send(JSON.stringify({ envelope_id, ...envelope }))
-    return envelope_id
-  }
-  return {
-    connections,
-    acks,
-    sendEvent: (body, retryAttempt = 0) => send({ type: "events_api", payload: body, accepts_response_payload: false, retry_attempt: retryAttempt, retry_reason: retryAttempt ? "timeout" : "" }),
-    sendInteractive: (payload) => send({ type: "interactive", payload, accepts_response_payload: false }),
-  }
-}
-
-function requireChannel(params: Params): string {
-  if (typeof params.channel !== "string" || !params.channel) throw new ApiError("channel_not_found")
-  return params.channel
-}
-
-/** The text and blocks of a post or update, checked against Slack's limits. */
-function contentOf(params: Params): { text?: string; blocks?: SlackBlock[] } {
-  const text = params.text === undefined ? undefined : String(params.text)
-  if (text !== undefined && text.length > MESSAGE_LIMIT) throw new ApiError("msg_too_long")
-  if (params.blocks === undefined) return { text }
-  let blocks: unknown = params.blocks
-  if (typeof blocks === "string") {
-    try {
-      blocks = JSON.parse(blocks)
-    } catch {
-      // As on Slack: a `blocks` field that is not JSON is the caller's mistake, answered with HTTP 200.
-      throw new ApiError("invalid_blocks_format")
-    }
-  }
-  if (!Array.isArray(blocks)) throw new ApiError("invalid_blocks_format")
-  if (!blocks.every((block) => typeof block === "object" && block !== null && typeof (block as SlackBlock).type === "string")) throw new ApiError("invalid_blocks")
-  const actionIds = new Set<string>()
-  for (const block of blocks as SlackBlock[]) {
-    if (block.type === "section" && (!block.text?.text || block.text.text.length > SECTION_TEXT_LIMIT)) throw new ApiError("invalid_blocks")
-    if (block.type !== "actions") continue
-    if (!Array.isArray(block.elements) || block.elements.length === 0 || block.elements.length > ACTIONS_LIMIT) throw new ApiError("invalid_blocks")
-    for (const element of block.elements) {
-      const label = element?.text?.text ?? ""
-      if (!element || element.type !== "button" || element.text?.type !== "plain_text" || !label || label.length > BUTTON_TEXT_LIMIT) throw new ApiError("invalid_blocks")
-      if (!element.action_id || actionIds.has(element.action_id)) throw new ApiError("invalid_blocks")
-      actionIds.add(element.action_id)
-    }
-  }
-  return { text, blocks: blocks as SlackBlock[] }
-}
-
 function reply(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   if (res.writableEnded || res.destroyed) return
   res.writeHead(status, { "content-type": "application/json", ...headers }).end(JSON.stringify(body))
@@ -481,123 +335,4 @@ async function bodyOf(req: IncomingMessage): Promise<Params> {
   if (type.startsWith("application/json")) return JSON.parse(raw) as Params
   if (type.startsWith("application/x-www-form-urlencoded")) return Object.fromEntries(new URLSearchParams(raw))
   throw new Error(`the fake Slack API cannot read ${type || "bodies without a content type"}`)
-}
-
-async function readAll(req: IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = []
-  for await (const chunk of req) chunks.push(chunk as Buffer)
-  return Buffer.concat(chunks).toString("utf8")
-}
-
-// ── events, as Slack sends them ───────────────────────────────────────────────────────
-
-export type SlackEvent = { type: string; user?: string; text?: string; ts: string; channel: string; channel_type?: string; thread_ts?: string; subtype?: string; bot_id?: string; event_ts?: string; files?: SlackFile[] }
-export type EventCallback = { token: string; team_id: string; api_app_id: string; event: SlackEvent; type: "event_callback"; event_id: string; event_time: number; authorizations: object[] }
-
-export function eventCallback(team: string, event: SlackEvent, eventId = `Ev${String(++lastEvent).padStart(8, "0")}`): EventCallback {
-  return {
-    token: "legacy-verification-token",
-    team_id: team,
-    api_app_id: "A0APP",
-    event: { event_ts: event.ts, ...event },
-    type: "event_callback",
-    event_id: eventId,
-    event_time: Math.floor(Date.now() / 1000),
-    authorizations: [{ team_id: team, user_id: "U0BOT", is_bot: true, is_enterprise_install: false }],
-  }
-}
-
-/** A user's direct message to the bot (in a thread of the DM when `thread_ts` is given). */
-export function dmEvent(user: string, channel: string, text: string, extra: Partial<SlackEvent> = {}): SlackEvent {
-  return { type: "message", user, text, ts: nextTs(), channel, channel_type: "im", ...extra }
-}
-
-/** Files shared in a DM, with `text` as the message (Slack's file_share subtype). */
-export function fileShareEvent(user: string, channel: string, text: string, files: SlackFile[]): SlackEvent {
-  return dmEvent(user, channel, text, { subtype: "file_share", files })
-}
-
-/** `@steward …` in a channel: Slack sends the mention with the bot's user id in angle brackets. */
-export function mentionEvent(user: string, channel: string, text: string, extra: Partial<SlackEvent> = {}): SlackEvent {
-  return { type: "app_mention", user, text: `<@U0BOT> ${text}`, ts: nextTs(), channel, ...extra }
-}
-
-export function channelMessageEvent(user: string, channel: string, text: string, extra: Partial<SlackEvent> = {}): SlackEvent {
-  return { type: "message", user, text, ts: nextTs(), channel, channel_type: "channel", ...extra }
-}
-
-export type BlockActionsPayload = ReturnType<typeof blockActions>
-
-/** A press of the button `label` on `message`, as the interactivity payload Slack posts. */
-export function blockActions(team: string, user: string, message: SlackMessage, label: string) {
-  const element = message.blocks?.flatMap((block) => (block.type === "actions" ? (block.elements ?? []) : [])).find((e) => e.text?.text === label)
-  if (!element) throw new Error(`no button "${label}" on message ${message.ts}`)
-  const actionTs = nextTs()
-  return {
-    type: "block_actions" as const,
-    team: { id: team, domain: "steward-test" },
-    user: { id: user, username: user.toLowerCase(), team_id: team },
-    api_app_id: "A0APP",
-    token: "legacy-verification-token",
-    container: { type: "message", message_ts: message.ts, channel_id: message.channel, is_ephemeral: false, ...(message.thread_ts && { thread_ts: message.thread_ts }) },
-    trigger_id: `${Date.now()}.${randomBytes(4).readUInt32BE()}.${randomBytes(8).toString("hex")}`,
-    channel: { id: message.channel, name: "directmessage" },
-    message: { type: "message", user: message.user, bot_id: message.bot_id, ts: message.ts, text: message.text, blocks: message.blocks, ...(message.thread_ts && { thread_ts: message.thread_ts }) },
-    response_url: "http://127.0.0.1:9/response-url-not-used",
-    actions: [{ type: "button", action_id: element.action_id!, block_id: "steward", text: element.text!, value: element.value!, action_ts: actionTs }],
-  }
-}
-
-// ── signed requests to the app ────────────────────────────────────────────────────────
-
-export type Delivery = { status: number; body: string; ms: number }
-export type SignOptions = { retryNum?: number; timestamp?: number; signingSecret?: string }
-
-/** Posts to an app's `/slack/events` as Slack does: v0 signature over `v0:<timestamp>:<body>`. */
-export class EventSender {
-  constructor(
-    readonly url: string,
-    private readonly signingSecret: string,
-  ) {}
-
-  event(body: EventCallback, options: SignOptions = {}): Promise<Delivery> {
-    return this.post(JSON.stringify(body), "application/json", options)
-  }
-
-  /** Interactivity arrives form-encoded, the JSON in a `payload` field. */
-  action(payload: BlockActionsPayload, options: SignOptions = {}): Promise<Delivery> {
-    return this.post(new URLSearchParams({ payload: JSON.stringify(payload) }).toString(), "application/x-www-form-urlencoded", options)
-  }
-
-  /** A slash command arrives form-encoded, its fields at the top level. */
-  command(fields: { command: string; text: string; user_id: string; channel_id: string; team_id: string; trigger_id?: string }, options: SignOptions = {}): Promise<Delivery> {
-    const form = { trigger_id: `${Date.now()}.${Math.floor(Math.random() * 1e9)}`, user_name: "someone", channel_name: "directmessage", response_url: "http://127.0.0.1:9/commands", api_app_id: "A0APP", ...fields }
-    return this.post(new URLSearchParams(form).toString(), "application/x-www-form-urlencoded", options)
-  }
-
-  post(body: string, contentType: string, { retryNum, timestamp = Math.floor(Date.now() / 1000), signingSecret = this.signingSecret }: SignOptions = {}): Promise<Delivery> {
-    const signature = `v0=${createHmac("sha256", signingSecret).update(`v0:${timestamp}:${body}`).digest("hex")}`
-    const headers: Record<string, string> = {
-      "content-type": contentType,
-      "content-length": String(Buffer.byteLength(body)),
-      "x-slack-request-timestamp": String(timestamp),
-      "x-slack-signature": signature,
-      ...(retryNum !== undefined && { "x-slack-retry-num": String(retryNum), "x-slack-retry-reason": "http_timeout" }),
-    }
-    const started = performance.now()
-    return new Promise((resolve, reject) => {
-      const req = request(this.url, { method: "POST", headers }, (res) => {
-        readAll(res).then((text) => resolve({ status: res.statusCode ?? 0, body: text, ms: performance.now() - started }), reject)
-      })
-      req.setTimeout(10_000, () => req.destroy(new Error("the app did not answer within 10 s")))
-      req.on("error", reject)
-      req.end(body)
-    })
-  }
-}
-
-/** A post's or update's `metadata` parameter (an object, or JSON as form-encoded calls send it). */
-function metadataOf(params: Record<string, unknown>): SlackMessage["metadata"] | undefined {
-  const metadata = params.metadata as SlackMessage["metadata"] | string | undefined
-  return typeof metadata === "string" ? (JSON.parse(metadata) as SlackMessage["metadata"]) : metadata
 }
