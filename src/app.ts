@@ -4,6 +4,7 @@ import type { LanguageModel } from "ai"
 import type { Logger } from "pino"
 import { loadAgents, type Agent } from "./agent/agents.ts"
 import { channelOf, type Channel, type ChannelHandlers } from "./channel/channel.ts"
+import { newMemberId, taggedStoreUrl } from "./cluster/member-id.ts"
 import { ClusterNode } from "./cluster/node.ts"
 import { ZodError } from "zod"
 import { checkProvider, ConfigError, PROVIDERS, type Config, type ModelSpec } from "./config/config.ts"
@@ -67,8 +68,10 @@ export async function startApp(
   const stopHealthFile = mcp && keepHealthFile(mcpHealthFile(config.dataDir), () => mcp.health())
   const tools = [...allTools(workerTypes, { fetch: config.fetch, workspace: config.workspace, search: searchProvider(config.search), resources: mcp }), ...(mcp?.families() ?? [])]
   const rules = { teller: forRole("teller", extra), planner: forRole("planner", extra), worker: forRole("worker", extra, mcp?.grants()) }
-  const store = await Store.open(config.dataDir, config.storeUrl)
-  const cluster = config.storeUrl ? await ClusterNode.join(config, store, config.storeUrl, log, options.onFatal ?? ((error) => log.fatal({ err: error }, "cluster: this process must stop"))) : undefined
+  // In a cluster the store's connections carry this process's tag: see ClusterLink.connected.
+  const member = newMemberId()
+  const store = await Store.open(config.dataDir, config.storeUrl && taggedStoreUrl(config.storeUrl, member))
+  const cluster = config.storeUrl ? await ClusterNode.join(config, store, config.storeUrl, member, log, options.onFatal ?? ((error) => log.fatal({ err: error }, "cluster: this process must stop"))) : undefined
   const byName = new Map(channels.map((channel) => [channel.name, channel]))
   const running = new Supervisor({ config, store, channels: byName, agents, model, tools, rules, memory, log, commandsDir: join(promptsDir, "commands"), onUsage: (sample) => {
       // Usage is a record, not state work depends on: a failed write is logged, never retried.

@@ -1,5 +1,6 @@
 import pg from "pg"
 import type { Logger } from "pino"
+import { connectionTag } from "./member-id.ts"
 
 /** The advisory lock whose holder is the leader: a number no other lock of Steward's uses (the
  *  store's schema lock is "steward" in ASCII; this is "leader"). */
@@ -71,13 +72,17 @@ export class ClusterLink {
     await this.client.query("SELECT pg_advisory_lock($1, hashtext($2))", [PROCESS_LOCKS, id])
   }
 
-  /** Which of these processes still hold their lock: their connection to Postgres is open. */
+  /** Which of these processes are still connected: they hold their lock, or a connection of
+   *  their store is still open — a process killed in the middle of a write is dead only once
+   *  that write has landed or is gone (member-id.ts), never while it may still change a record
+   *  the leader has decided about. */
   async connected(ids: string[]): Promise<Set<string>> {
     const { rows } = await this.pool.query<{ id: string }>(
-      `SELECT id FROM unnest($2::text[]) AS id WHERE ((hashtext(id)::int8 & 4294967295)::oid) IN (
+      `SELECT id FROM unnest($2::text[], $3::text[]) AS p(id, tag) WHERE ((hashtext(id)::int8 & 4294967295)::oid) IN (
          SELECT objid FROM pg_locks WHERE locktype = 'advisory' AND classid = $1 AND objsubid = 2 AND granted
-           AND database = (SELECT oid FROM pg_database WHERE datname = current_database()))`,
-      [PROCESS_LOCKS, ids],
+           AND database = (SELECT oid FROM pg_database WHERE datname = current_database()))
+         OR tag IN (SELECT application_name FROM pg_stat_activity WHERE datname = current_database())`,
+      [PROCESS_LOCKS, ids, ids.map(connectionTag)],
     )
     return new Set(rows.map((row) => row.id))
   }

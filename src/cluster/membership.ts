@@ -1,4 +1,3 @@
-import { randomBytes } from "node:crypto"
 import { hostname } from "node:os"
 import type { Logger } from "pino"
 import type { TaskRecord } from "../core/types.ts"
@@ -26,12 +25,13 @@ const DEAD_KEPT_LEASES = 40
  * This process in the cluster: its record (who it is, whether it leads, what it runs), rewritten
  * every fifth of a lease as its heartbeat, and the leader lock it tries to take at each beat until
  * it holds it. A process is taken for dead — what it ran is run again elsewhere (remote-runs.ts) —
- * the moment its connection to Postgres is gone (it holds a lock of its own on it: a killed
- * process loses it at once), or when it has not beaten for the lease (hung with the connection
- * open). A slow beat alone does not make a live process dead before the lease is out.
+ * the moment its connections to Postgres are gone (it holds a lock of its own on one: a killed
+ * process loses it at once; its store's are tagged, and one in the middle of a write stays until
+ * the write has landed — see ClusterLink.connected), or when it has not beaten for the lease
+ * (hung with the connection open). A slow beat alone does not make a live process dead before
+ * the lease is out.
  */
 export class Membership {
-  readonly id = `${hostname()}:${process.pid}:${randomBytes(3).toString("hex")}`
   private leading = false
   private readonly startedAt = new Date().toISOString()
   private readonly running = new Map<string, ProcessRecord["running"][number]>()
@@ -42,6 +42,8 @@ export class Membership {
 
   constructor(
     private readonly deps: {
+      /** This process's id (newMemberId); its store's connections carry its tag. */
+      id: string
       records: ClusterRecords
       link: ClusterLink
       leaseMs: number
@@ -52,6 +54,10 @@ export class Membership {
       onLost: (error: Error) => void
     },
   ) {}
+
+  get id(): string {
+    return this.deps.id
+  }
 
   get isLeader(): boolean {
     return this.leading

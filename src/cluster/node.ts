@@ -53,12 +53,13 @@ export class ClusterNode {
     private readonly onFatal: (error: Error) => void,
   ) {}
 
-  static async join(config: Config, store: Store, url: string, log: Logger, onFatal: (error: Error) => void): Promise<ClusterNode> {
+  /** `id`: this process's (newMemberId), the one its store's connections are tagged with. */
+  static async join(config: Config, store: Store, url: string, id: string, log: Logger, onFatal: (error: Error) => void): Promise<ClusterNode> {
     const leaseMs = config.cluster.leaseSeconds * 1000
     let node: ClusterNode | undefined
     const link = await ClusterLink.connect(url, log, (error) => node?.lost(error))
     const boss = await startBoss(url, config.cluster.leaseSeconds, log)
-    const membership = new Membership({ records: store.cluster, link, leaseMs, log, onLeader: () => node?.lead(), onLost: (error) => node?.lost(error) })
+    const membership = new Membership({ id, records: store.cluster, link, leaseMs, log, onLeader: () => node?.lead(), onLost: (error) => node?.lost(error) })
     const calls = new LeaderCalls(boss, link, log)
     await calls.start()
     const remote = new RemoteRuns({ store, boss, link, membership, config, log, stopping: () => node?.stopping ?? false })
