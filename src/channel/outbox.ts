@@ -17,9 +17,9 @@ export interface OutboxOptions {
 export interface OutboxEvents {
   /** A sender finished: whether anything is still to send may have changed. */
   changed?: () => void
-  /** A record was delivered (and that is on record) or refused for good: a scheduled report's
-   *  firing records it, and the owner hears of an undelivered report. Awaited, so the outbox
-   *  counts as busy until it is done. */
+  /** A record was delivered (told before the record is written delivered: see send) or refused
+   *  for good (after): a scheduled report's firing records it, and the owner hears of an
+   *  undelivered report. Awaited, so the outbox counts as busy until it is done. */
   settled?: (record: OutboxRecord) => Promise<void> | void
 }
 
@@ -214,10 +214,13 @@ export class Outbox {
     }
     // In memory first: whatever becomes of the write, this process does not send it again.
     this.track(update)
+    // A delivery is told before the record says so: a death between the two leaves the record
+    // to be sent again (or found) and told again, never a delivered report its firing does not
+    // know of. Awaited, so the sender (and `busy`) lasts until the report of it is on record too.
+    if (update.status === "delivered") await this.on.settled?.(update)
     if (!(await this.persist(update))) return
     if (update.status === "failed" && update.plain && !update.origin.startsWith(UNDELIVERED)) await this.tellUndelivered(update)
-    // Awaited, so the sender (and `busy`) lasts until the report of it is on record too.
-    if (update.status !== "pending") await this.on.settled?.(update)
+    if (update.status === "failed") await this.on.settled?.(update)
   }
 
   /** A send of unknown outcome (pending at start-up), looked up where the channel can. A failed

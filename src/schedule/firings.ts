@@ -68,7 +68,10 @@ export class Firings {
     const firing = await this.store.firing(trigger.runningFiringId!)
     const ok = status === "completed"
     const reason = error ?? `the run ended ${status}`
-    const ended: FiringRecord | undefined = firing && { ...firing, status: ok ? "ran" : "failed", error: ok ? undefined : reason }
+    // A report already delivered stays so: after a leader's death its successor may record the
+    // delivery (the woken Teller's answer) before it has followed the run to its end.
+    const delivered = firing?.status === "delivered"
+    const ended: FiringRecord | undefined = firing && (delivered ? firing : { ...firing, status: ok ? "ran" : "failed", error: ok ? undefined : reason })
     await this.table.save({ ...trigger, runningFiringId: undefined, runningTaskId: undefined, lastOutcome: ended?.status ?? trigger.lastOutcome }, ended)
     if (ended) this.onFiring?.(ended.status)
     if (ok || failure === "told") return

@@ -203,7 +203,8 @@ describe("scale-out: three real processes on one Postgres, SIGKILLed under load"
     for (const c of conversations) {
       const shown = repliesIn(c)
       const records = outbox.filter((record) => record.conversation.endsWith(`:${c.place}`))
-      expect([c.tag, records.flatMap((record) => resultsIn(record.text)).sort(), records.filter((record) => record.status !== "delivered")]).toEqual([c.tag, expected(c), []])
+      const detail = records.map((r) => `${r.id} ${r.status} origin ${r.origin} firing ${r.firingId ?? "-"} at ${r.createdAt}: ${r.text.slice(0, 60)}`).join("\n")
+      expect([c.tag, records.flatMap((record) => resultsIn(record.text)).sort(), records.filter((record) => record.status !== "delivered")], detail).toEqual([c.tag, expected(c), []])
       expect([c.tag, [...new Set(relayedIn(c))]]).toEqual([c.tag, expected(c)])
       const once = [...new Set(shown)].sort()
       const extra = shown.length - once.length
@@ -243,9 +244,12 @@ describe("scale-out: three real processes on one Postgres, SIGKILLed under load"
     expect(triggers).toHaveLength(2 * TRIGGERS_PER_PLATFORM)
     for (const trigger of triggers) {
       const firings = await store.firingsOf(trigger.id)
+      // What was sent in the trigger's conversation, with the firing each record reports, when the
+      // firing is not as expected.
+      const sent = outbox.filter((record) => record.conversation === trigger.conversation).map((r) => `${r.status} ${r.firingId ?? "-"} at ${r.createdAt}: ${r.text.slice(0, 60)}`)
       // Due around the leader's death: fired on time by the leader, or — when it died just before
       // the due time — run late by the next one (missed_run, within maxLateness); once either way.
-      expect([trigger.id, firings.map((f) => [f.outcome, f.status])]).toEqual([trigger.id, [[expect.stringMatching(/^(fired|missed_run)$/), "delivered"]]])
+      expect([trigger.id, firings.map((f) => [f.outcome, f.status])], `${JSON.stringify(firings)}\n${sent.join("\n")}\nkills at ${new Date(firstKillAt).toISOString()}, ${new Date(secondKillAt).toISOString()}`).toEqual([trigger.id, [[expect.stringMatching(/^(fired|missed_run)$/), "delivered"]]])
     }
 
     // At the end: three processes alive, one leader, nothing running; the killed ones shown dead.
