@@ -214,6 +214,14 @@ describe("scheduled", () => {
     expect(await db.trigger(taskId)).toMatchObject({ status: "ended", lastOutcome: "delivered" })
   })
 
+  it("keeps a report's delivery when the run's end is recorded after it (a new leader following the run)", async () => {
+    const { taskId } = await create({ type: "scheduled", runAt: "2026-01-05T11:00:00Z" })
+    await advanceTo("2026-01-05T11:00:00Z")
+    await scheduler.delivered(host.runs[0]!.firing.id, "m7")
+    await scheduler.taskEnded("task-1", "completed")
+    expect(await firings(taskId)).toMatchObject([{ status: "delivered", messageId: "m7" }])
+  })
+
   it("records a report that could not be delivered, and a run that could not be started", async () => {
     const first = await create({ type: "scheduled", runAt: "2026-01-05T11:00:00Z" }, "s1:a")
     await advanceTo("2026-01-05T11:00:00Z")
