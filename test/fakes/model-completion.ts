@@ -101,7 +101,8 @@ export async function writeCompletion(res: ServerResponse, chat: ChatRequest, r:
     "cache-control": "no-cache",
     connection: "keep-alive",
   })
-  const send = (delta: Record<string, unknown>, extra: Record<string, unknown> = {}) => {
+  /** One SSE chunk: a delta, or (with its finish reason) the last one. */
+  const send = (delta: Record<string, unknown>, finish_reason: string | null = null, extra: Record<string, unknown> = {}) => {
     if (res.destroyed || res.writableEnded) return
     res.write(
       `data: ${JSON.stringify({
@@ -109,7 +110,7 @@ export async function writeCompletion(res: ServerResponse, chat: ChatRequest, r:
         object: "chat.completion.chunk",
         created,
         model,
-        choices: [{ index: 0, delta, finish_reason: null }],
+        choices: [{ index: 0, delta, finish_reason }],
         ...extra,
       })}\n\n`,
     )
@@ -139,16 +140,7 @@ export async function writeCompletion(res: ServerResponse, chat: ChatRequest, r:
     }
   }
   if (res.destroyed || res.writableEnded) return
-  res.write(
-    `data: ${JSON.stringify({
-      id,
-      object: "chat.completion.chunk",
-      created,
-      model,
-      choices: [{ index: 0, delta: {}, finish_reason: finishReason }],
-      usage,
-    })}\n\n`,
-  )
+  send({}, finishReason, { usage })
   res.write("data: [DONE]\n\n")
   res.end()
 }
