@@ -239,7 +239,9 @@ export class Conversations implements ReplyCapability {
       return
     }
     const consumed: InboxEvent[] = []
-    const firings = new Set<string>()
+    // Scheduled reports a crashed turn took already (in its log, not yet done): a reply replayed
+    // from the log, which runs before this turn takes anything, is that report.
+    const firings = new Set(conversation.events.flatMap((event) => (event.firingId && event.user === attempt.user && session.has(event.id) ? [event.firingId] : [])))
     this.turnFirings.set(conversation.id, firings)
     const takeInput = () => {
       const taken = takeOwn(conversation.events, attempt.user)

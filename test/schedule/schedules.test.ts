@@ -1,7 +1,8 @@
 import { execFile } from "node:child_process"
 import { promisify } from "node:util"
-import { afterEach, describe, expect, it } from "vitest"
+import { afterEach, describe, expect, it, vi } from "vitest"
 import type { FiringRecord } from "../../src/core/types.ts"
+import { Store, type StoredRecords } from "../../src/store/store.ts"
 import { byRole, type ChatRequest, type Reply } from "../fakes/model-server.ts"
 import { startHarness, type Harness } from "../support/harness.ts"
 import { afterTool, recorded, say } from "../support/scripts.ts"
@@ -10,6 +11,7 @@ const execFileAsync = promisify(execFile)
 
 let harness: Harness | undefined
 afterEach(async () => {
+  vi.restoreAllMocks()
   await harness?.close()
   harness = undefined
 })
@@ -111,6 +113,36 @@ describe("schedules end to end", () => {
     expect(plannerCalls).toBe(2)
     expect(worker.requests).toHaveLength(1)
     expect(await firings(harness)).toMatchObject([{ outcome: "fired", status: "delivered" }])
+  })
+
+  it("relays a scheduled report once when Steward died between the Teller's reply and its message: the replayed reply is the report", async () => {
+    harness = await startHarness(
+      byRole({
+        teller: reportingTeller,
+        planner: plannerCalling("schedule", () => ({ prompt: "stretch", type: "scheduled", runAt: new Date(Date.now() + 1000).toISOString() })),
+        worker: () => ({ text: "stretched" }),
+      }),
+    )
+    const save = Store.prototype.save
+    let crash!: () => void
+    const crashed = new Promise<void>((resolve) => (crash = resolve))
+    // The death: the reply's message to the scheduled report never reaches the disk, nor anything after.
+    let dead = false
+    const spy = vi.spyOn(Store.prototype, "save").mockImplementation(function (this: Store, records: Partial<StoredRecords>) {
+      dead ||= records.outbox?.some((record) => record.text === "report: stretch=completed") === true
+      if (!dead) return save.call(this, records)
+      crash()
+      return Promise.reject(new Error("SIGKILL"))
+    })
+    await harness.channel.say("remind me to stretch")
+    await crashed
+    harness.channel.failures = Number.POSITIVE_INFINITY
+    await harness.restart({ whileDown: async () => spy.mockRestore() })
+    await harness.channel.waitFor(() => harness!.channel.sent.some((m) => m.text === "report: stretch=completed"), "the report", 8000)
+    await harness.app.supervisor.idle()
+    await harness.app.supervisor.scheduler.settled()
+    expect(harness.channel.sent.map((m) => m.text).filter((text) => text.includes("stretch"))).toEqual(["report: stretch=completed"])
+    expect(await firings(harness)).toMatchObject([{ status: "delivered" }])
   })
 
   it("posts a scheduled report even when the Teller says nothing about it", async () => {
