@@ -15,6 +15,7 @@ import { startApp, type App } from "../src/app.ts"
 import type { Channel, ChannelHandlers } from "../src/channel/channel.ts"
 import type { InboundMessage } from "../src/core/types.ts"
 import { loadConfig } from "../src/config/config.ts"
+import { BENCH_OWNER } from "./core.ts"
 import { noMemory } from "./no-memory.ts"
 import { Figures } from "./figures.ts"
 
@@ -84,7 +85,7 @@ class BenchChannel implements Channel {
   async edit() {}
   async stop() {}
   async say(conversation: string, text: string): Promise<void> {
-    await this.onMessage({ conversation, user: "bench:owner", text })
+    await this.onMessage({ conversation, user: BENCH_OWNER, text })
   }
 }
 
@@ -206,7 +207,7 @@ interface Calls {
 
 async function withApp(use: (app: App, channel: BenchChannel, words: Words) => Promise<void>): Promise<Calls> {
   const dataDir = mkdtempSync(join(tmpdir(), "steward-bench-cost-"))
-  const config = loadConfig({ DATA_DIR: dataDir, MODEL: "openai-compatible:scripted", OPENAI_COMPATIBLE_BASE_URL: "http://127.0.0.1:9/v1", ALLOWED_USERS: "*" })
+  const config = loadConfig({ DATA_DIR: dataDir, MODEL: "openai-compatible:scripted", OPENAI_COMPATIBLE_BASE_URL: "http://127.0.0.1:9/v1", ALLOWED_USERS: BENCH_OWNER })
   const channel = new BenchChannel()
   const words = new Words()
   const calls: Calls = { all: 0, teller: new TellerRequests() }
