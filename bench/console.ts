@@ -49,7 +49,7 @@ async function seed(dataDir: string): Promise<void> {
   })
   for (let i = 0; i < 14 * 200; i++) {
     const user = users[i % 30]!
-    await store.recordUsage({ at: iso(now - (i % 14) * DAY_MS), role: "teller", agent: "teller", conversation: user, user, sessionId: "s", model: i % 3 ? "openai:gpt-4.1-mini" : "anthropic:claude-haiku", input: 2000, cachedInput: 1500, output: 120 })
+    await store.owner.recordUsage({ at: iso(now - (i % 14) * DAY_MS), role: "teller", agent: "teller", conversation: user, user, sessionId: "s", model: i % 3 ? "openai:gpt-4.1-mini" : "anthropic:claude-haiku", input: 2000, cachedInput: 1500, output: 120 })
   }
   await store.close()
 }

@@ -75,7 +75,7 @@ export async function startApp(
   const byName = new Map(channels.map((channel) => [channel.name, channel]))
   const running = new Supervisor({ config, store, channels: byName, agents, model, tools, rules, memory, log, commandsDir: join(promptsDir, "commands"), onUsage: (sample) => {
       // Usage is a record, not state work depends on: a failed write is logged, never retried.
-      store.recordUsage(sample).catch((error: unknown) => log.warn({ err: error }, "could not record a model call's usage"))
+      store.owner.recordUsage(sample).catch((error: unknown) => log.warn({ err: error }, "could not record a model call's usage"))
       options.onUsage?.(sample)
     },
     observer: options.metrics,

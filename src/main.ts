@@ -148,7 +148,7 @@ try {
   })
   const { store } = app
   // A failed write of an error is not logged again: that could only repeat itself.
-  keepError = (entry) => void store.recordError(entry).catch(() => {})
+  keepError = (entry) => void store.owner.recordError(entry).catch(() => {})
   admin = await startAdmin(config, app, started, metrics, log)
   // The same check as `steward doctor`, in the background: a bad key or model id is named now,
   // not at the first message.

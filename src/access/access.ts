@@ -28,7 +28,7 @@ export class Access {
   ) {}
 
   async load(): Promise<void> {
-    for (const pairing of await this.store.pairings()) this.pairings.set(pairing.code, pairing)
+    for (const pairing of await this.store.users.pairings()) this.pairings.set(pairing.code, pairing)
   }
 
   /** Owners: the users named in ALLOWED_USERS. They alone may run admin commands. */
@@ -39,7 +39,7 @@ export class Access {
   async allows(user: string): Promise<boolean> {
     if (this.allowedUsers.anyone || this.isOwner(user) || this.approved.has(user)) return true
     // Approvals made by the CLI are written by another process: ask the store.
-    if (!(await this.store.allowed(user))) return false
+    if (!(await this.store.users.allowed(user))) return false
     this.approved.add(user)
     return true
   }
@@ -77,8 +77,8 @@ export class Access {
   /** Takes back an approval made by pairing code, at once: the user is a stranger again. */
   async revoke(user: string): Promise<{ done: string } | { error: string }> {
     if (this.isOwner(user)) return { error: `${user} is an owner in ALLOWED_USERS; remove them there and restart Steward` }
-    if (!this.approved.has(user) && !(await this.store.allowed(user))) return { error: `${user} is not an approved user` }
-    await this.store.revoke(user)
+    if (!this.approved.has(user) && !(await this.store.users.allowed(user))) return { error: `${user} is not an approved user` }
+    await this.store.users.revoke(user)
     this.approved.delete(user)
     return { done: this.allowedUsers.anyone ? `revoked ${user} (ALLOWED_USERS is * : everyone may still talk to Steward)` : `revoked ${user}` }
   }
@@ -94,7 +94,7 @@ export class Access {
  */
 export async function approvePairing(store: Store, code: string): Promise<PairingRecord | { error: string }> {
   const wanted = code.trim().toUpperCase()
-  const pairing = await store.pairing(wanted)
+  const pairing = await store.users.pairing(wanted)
   if (!pairing) return { error: `no pairing code ${wanted}` }
   if (Date.parse(pairing.expiresAt) <= Date.now()) return { error: `pairing code ${wanted} has expired; ask them to message Steward again for a new one` }
   await store.save({ allowed: [pairing.user], pairingsDone: [pairing.code] })

@@ -1,7 +1,8 @@
 import type { Logger } from "pino"
 import type { OutgoingMessage } from "../core/types.ts"
 import type { OutboxRecord } from "../store/records.ts"
-import { newId, type Store, type StoredRecords } from "../store/store.ts"
+import { newId } from "../store/ids.ts"
+import type { Store, StoredRecords } from "../store/store.ts"
 import { channelOf, type Channel } from "./channel.ts"
 import { backoffMs, capped, classify } from "./delivery.ts"
 
@@ -81,7 +82,7 @@ export class Outbox {
   }
 
   async load(): Promise<void> {
-    for (const record of await this.store.unsentOutbox()) this.track(record)
+    for (const record of await this.store.outbox.unsent()) this.track(record)
     for (const record of this.pending.values()) {
       this.uncertain.add(record.id)
       this.kick(record.conversation)
@@ -94,7 +95,7 @@ export class Outbox {
    *  record before (a call of a step this run made, a new id), so the store is not asked —
    *  only a producer that may be replayed pays for that read. */
   async add(conversation: string, message: OutgoingMessage | string, origin: string, also: Partial<StoredRecords> = {}, firingId?: string, fresh = false): Promise<OutboxRecord> {
-    const existing = this.byOrigin.get(origin) ?? (fresh ? undefined : await this.store.outboxByOrigin(origin))
+    const existing = this.byOrigin.get(origin) ?? (fresh ? undefined : await this.store.outbox.byOrigin(origin))
     if (existing) return existing
     const record = { ...this.prepare(conversation, message, origin), firingId }
     // The history says a file was sent (its name), beside the caption.
@@ -120,7 +121,7 @@ export class Outbox {
   /** Has a message been queued as this firing's report? (Every record is written before it is
    *  committed, so the store knows.) */
   async hasFiring(firingId: string): Promise<boolean> {
-    return (await this.store.outboxOfFiring(firingId)) !== undefined
+    return (await this.store.outbox.ofFiring(firingId)) !== undefined
   }
 
   /** The channels messages can go to. */
@@ -302,7 +303,7 @@ export class Outbox {
    *  as a message of its own so the user still sees it. Edits are idempotent, so a retried one
    *  does no harm. */
   private async deliver(channel: Channel, record: OutboxRecord): Promise<{ messageId: string }> {
-    const target = record.editOf ? (this.pending.get(record.editOf) ?? (await this.store.outboxRecord(record.editOf))) : undefined
+    const target = record.editOf ? (this.pending.get(record.editOf) ?? (await this.store.outbox.record(record.editOf))) : undefined
     if (target?.messageId) {
       await channel.edit(record.conversation, target.messageId, { text: record.text, buttons: record.buttons })
       return { messageId: target.messageId }

@@ -14,7 +14,7 @@ const ANSWER_WITHIN_MS = 15_000
  * With no server running it waits in the store and applies when Steward next starts.
  */
 export async function requestControl(store: Store, kind: ControlRecord["kind"], target: string): Promise<string> {
-  const control = await store.requestControl(kind, target)
+  const control = await store.owner.requestControl(kind, target)
   const lock = await lockState(dataDirOf())
   if (lock.state !== "held") return `queued: Steward is not running; it applies this when it next starts (${kind} ${target})`
   const seen = await awaitControl(store, control.id, ANSWER_WITHIN_MS)

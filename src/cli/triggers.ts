@@ -28,7 +28,7 @@ export function registerTriggers(program: Command): void {
       .description(`${description} (<id>: a unique prefix of at least 4 characters)`)
       .action(async (prefix: string, _options: unknown, command: Command) => {
         const outcome = await withStore(async (store) => {
-          const id = resolveId((await store.triggers()).map((t) => t.id), prefix, "trigger")
+          const id = resolveId((await store.schedules.triggers()).map((t) => t.id), prefix, "trigger")
           return { id, result: await requestControl(store, `trigger.${action}`, id) }
         })
         print(command, outcome, () => `${outcome.result}\n`)

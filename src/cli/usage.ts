@@ -16,7 +16,7 @@ export function registerUsage(program: Command): void {
       if (!Number.isInteger(days) || days < 1 || days > 366) throw new CliError("--days is a whole number from 1 to 366", 2)
       const now = new Date()
       const today = utcDay(now.getTime())
-      const { summary, samplesToday, triggers } = await withStore(async (store) => ({ summary: await ownerUsage(store, days, now), samplesToday: await store.usageSince(today.start), triggers: await store.triggers() }))
+      const { summary, samplesToday, triggers } = await withStore(async (store) => ({ summary: await ownerUsage(store, days, now), samplesToday: await store.owner.usageSince(today.start), triggers: await store.schedules.triggers() }))
       // After the store: a folder with no data is said to be one before any setting is needed.
       const settings = config()
       const owners = settings.allowedUsers.users

@@ -12,7 +12,7 @@ export function registerUsers(program: Command): void {
     .description("who may talk to Steward: the owners of ALLOWED_USERS and the users approved by pairing code")
     .action(async (_options: unknown, command: Command) => {
       const owners = setting("ALLOWED_USERS")
-      const approved = await withStore((store) => store.allowedUsers())
+      const approved = await withStore((store) => store.users.allowedUsers())
       const rows = [...[...owners.users].map((user) => ({ user, kind: "owner", since: undefined as string | undefined })), ...approved.map((record) => ({ user: record.user, kind: "approved", since: record.at }))]
       print(command, { anyone: owners.anyone, users: rows }, () =>
         (owners.anyone ? "ALLOWED_USERS is *: anyone may talk to Steward\n" : "") + (rows.length === 0 ? "no users\n" : table(["user", "kind", "since"], rows.map((row) => [row.user, row.kind, when(row.since)]))),
@@ -25,7 +25,7 @@ export function registerUsers(program: Command): void {
       if (!USER.test(user)) throw new CliError(`"${user}" is not a user: write it as <channel>:<id>, e.g. telegram:1001`, 2)
       if (setting("ALLOWED_USERS").users.has(user)) throw new CliError(`${user} is an owner in ALLOWED_USERS; remove them there and restart Steward`)
       const result = await withStore(async (store) => {
-        if (!(await store.allowed(user))) throw new CliError(`${user} is not an approved user (${channelOf(user)} users approved by pairing code are listed by \`steward users\`)`)
+        if (!(await store.users.allowed(user))) throw new CliError(`${user} is not an approved user (${channelOf(user)} users approved by pairing code are listed by \`steward users\`)`)
         return requestControl(store, "user.revoke", user)
       })
       print(command, { user, result }, () => `${result}\n`)
@@ -36,7 +36,7 @@ export function registerUsers(program: Command): void {
     .command("list")
     .description("show pairing codes waiting for approval")
     .action(async (_options: unknown, command: Command) => {
-      const pending = (await withStore((store) => store.pairings())).filter((p) => Date.parse(p.expiresAt) > Date.now())
+      const pending = (await withStore((store) => store.users.pairings())).filter((p) => Date.parse(p.expiresAt) > Date.now())
       print(command, pending, () => (pending.length === 0 ? "no pairing requests\n" : table(["code", "user", "until"], pending.map((p) => [p.code, p.user, when(p.expiresAt)]))))
     })
   pairing
@@ -53,7 +53,7 @@ export function registerUsers(program: Command): void {
     .action(async (code: string, _options: unknown, command: Command) => {
       const wanted = code.trim().toUpperCase()
       const user = await withStore(async (store) => {
-        const found = await store.pairing(wanted)
+        const found = await store.users.pairing(wanted)
         if (!found) throw new CliError(`no pairing code ${wanted}`)
         await store.save({ pairingsDone: [wanted] })
         return found.user

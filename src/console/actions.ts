@@ -38,7 +38,7 @@ export async function runAction(store: Store, path: string): Promise<ActionOutco
   const target = parsed.data
   let kind: ControlRecord["kind"]
   if (target.collection === "schedules" && target.verb !== "cancel") {
-    const trigger = await store.trigger(target.id)
+    const trigger = await store.schedules.trigger(target.id)
     if (!trigger) return { status: 404, body: { error: `no schedule ${target.id}` } }
     kind = target.verb === "pause" ? "trigger.pause" : "trigger.resume"
   } else if (target.collection === "tasks" && target.verb === "cancel") {
@@ -49,7 +49,7 @@ export async function runAction(store: Store, path: string): Promise<ActionOutco
   } else {
     return { status: 404, body: { error: "no such action" } }
   }
-  const control = await store.requestControl(kind, target.id)
+  const control = await store.owner.requestControl(kind, target.id)
   const seen = await awaitControl(store, control.id, ANSWER_WITHIN_MS)
   if (seen?.status === "applied") return { status: 200, body: { result: seen.result ?? "done" } }
   if (seen?.status === "refused") return { status: 409, body: { error: seen.result ?? "refused" } }

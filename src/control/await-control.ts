@@ -13,7 +13,7 @@ const LOOK_EVERY_MS = 200
 export async function awaitControl(store: Store, id: string, withinMs: number): Promise<ControlRecord | undefined> {
   const deadline = Date.now() + withinMs
   for (;;) {
-    const seen = await store.control(id)
+    const seen = await store.owner.control(id)
     if (seen?.status !== "pending" || Date.now() + LOOK_EVERY_MS > deadline) return seen
     // The server may be another process: there is nothing to await but the store.
     await sleep(LOOK_EVERY_MS)

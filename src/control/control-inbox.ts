@@ -46,10 +46,10 @@ export class ControlInbox {
   }
 
   async applyPending(): Promise<void> {
-    for (const control of await this.store.pendingControls()) {
+    for (const control of await this.store.owner.pendingControls()) {
       const outcome = await this.apply(control).catch((error: unknown) => ({ error: error instanceof Error ? error.message : String(error) }))
       const settled: ControlRecord = "error" in outcome ? { ...control, status: "refused", result: outcome.error } : { ...control, status: "applied", result: outcome.done }
-      await this.store.settleControl(settled)
+      await this.store.owner.settleControl(settled)
       this.log.info({ control: settled }, `owner control ${control.kind} ${control.target}: ${settled.result}`)
     }
   }

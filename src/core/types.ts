@@ -296,7 +296,7 @@ export interface HistoryMessage {
   createdAt: string
 }
 
-/** Reads a conversation's history; the store implements it, the history tools use it. */
+/** Reads a conversation's history; the store's history records implement it (src/store/history-records.ts), the history tools use it. */
 export interface HistoryReader {
   /** `count` messages ending `offset` messages before the newest, oldest first. */
   recent(conversation: ConversationId, count: number, offset: number): Promise<HistoryMessage[]>

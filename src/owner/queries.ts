@@ -56,9 +56,9 @@ export async function ownerStatus(store: Store, options: { leaseMs: number; next
     activeTriggers: triggers.filter((t) => t.status === "active").length,
     pausedTriggers: triggers.filter((t) => t.status === "paused").length,
     nextTriggers,
-    outboxBacklog: (await store.unsentOutbox()).length,
-    pendingControls: (await store.pendingControls()).length,
-    lastErrors: await store.recentErrors(options.lastErrors),
+    outboxBacklog: (await store.outbox.unsent()).length,
+    pendingControls: (await store.owner.pendingControls()).length,
+    lastErrors: await store.owner.recentErrors(options.lastErrors),
     processes: await clusterProcesses(store, options.leaseMs),
   }
 }
@@ -115,7 +115,7 @@ export async function recentFailures(store: Store, options: { limit: number; per
 
 /** `steward triggers`: active and paused schedules, or with `all` every one ever created. */
 export async function ownerTriggers(store: Store, options: { all?: boolean }): Promise<TriggerRecord[]> {
-  const triggers = options.all ? await store.triggers() : await store.liveTriggers()
+  const triggers = options.all ? await store.schedules.triggers() : await store.schedules.liveTriggers()
   return triggers.filter((t) => options.all || t.status === "active" || t.status === "paused")
 }
 
@@ -153,10 +153,10 @@ export function firingStatus(firing: FiringRecord | undefined): LastFiring {
 /** Each schedule with how its latest firing went. */
 export async function ownerSchedules(store: Store): Promise<Array<TriggerRecord & { lastFiring: LastFiring }>> {
   const triggers = await ownerTriggers(store, { all: false })
-  return Promise.all(triggers.map(async (trigger) => ({ ...trigger, lastFiring: firingStatus(trigger.lastFiringId ? await store.firing(trigger.lastFiringId) : undefined) })))
+  return Promise.all(triggers.map(async (trigger) => ({ ...trigger, lastFiring: firingStatus(trigger.lastFiringId ? await store.schedules.firing(trigger.lastFiringId) : undefined) })))
 }
 
 /** `steward usage`: model tokens over the last `days` days, per day and role, user and model. */
 export async function ownerUsage(store: Store, days: number, now = new Date()): Promise<UsageSummary> {
-  return summariseUsage(await store.usageSince(now.getTime() - days * DAY_MS), { days, now })
+  return summariseUsage(await store.owner.usageSince(now.getTime() - days * DAY_MS), { days, now })
 }

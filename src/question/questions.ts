@@ -1,7 +1,8 @@
 import type { Logger } from "pino"
 import type { Button, InboundMessage } from "../core/types.ts"
 import type { InboxEvent, QuestionRecord } from "../store/records.ts"
-import { newId, type Store } from "../store/store.ts"
+import { newId } from "../store/ids.ts"
+import type { Store } from "../store/store.ts"
 import type { Outbox } from "../channel/outbox.ts"
 
 export interface Question {
@@ -57,7 +58,7 @@ export class Questions {
   /** Loads the questions; those whose deadline passed while Steward was down expire now,
    *  exactly as their timer would have expired them. */
   async load(): Promise<void> {
-    for (const record of await this.store.openQuestions()) this.track(record)
+    for (const record of await this.store.questions.open()) this.track(record)
     for (const record of this.records.values()) if (record.status === "open") this.arm(record)
   }
 
@@ -80,7 +81,7 @@ export class Questions {
    * while the question is open. A new question replaces the conversation's open one.
    */
   async ask(asker: Asker, question: Question, purpose: QuestionRecord["purpose"]): Promise<Answer | undefined> {
-    const known = this.byOrigin.get(asker.origin) ?? (await this.store.questionByOrigin(asker.origin))
+    const known = this.byOrigin.get(asker.origin) ?? (await this.store.questions.byOrigin(asker.origin))
     if (known) return known.status === "open" ? undefined : { answer: known.answer ?? "", source: known.source ?? "timeout" }
     // One open ask_user question per conversation. A permission question may open beside it
     // (a task needs approval while the Teller waits); typed text goes to the newest.

@@ -10,7 +10,7 @@ const CLOCK_SLACK_MS = 10_000
 /** Records an event; the CLI calls this on the same SQLite file from its own process. */
 export async function raiseEvent(store: Store, name: string): Promise<RaisedRecord> {
   if (!EVENT_NAME.test(name)) throw new Error(`bad event name "${name}": 1-64 letters, digits, _ . -`)
-  return store.raise(name)
+  return store.schedules.raise(name)
 }
 
 /**
@@ -27,9 +27,9 @@ export class RaisedEvents {
   constructor(private readonly store: Store) {}
 
   async load(): Promise<void> {
-    for (const record of await this.store.raisedNames()) this.take(record)
+    for (const record of await this.store.schedules.raisedNames()) this.take(record)
     // Raisings in the look-back window are known now; a poll must not count them as new.
-    for (const record of await this.store.raisedSince(Math.max(0, this.newest - CLOCK_SLACK_MS))) this.take(record)
+    for (const record of await this.store.schedules.raisedSince(Math.max(0, this.newest - CLOCK_SLACK_MS))) this.take(record)
   }
 
   async raise(name: string): Promise<void> {
@@ -38,7 +38,7 @@ export class RaisedEvents {
 
   /** Takes events other processes wrote since the last look; true when there were any. */
   async poll(): Promise<boolean> {
-    const fresh = (await this.store.raisedSince(Math.max(0, this.newest - CLOCK_SLACK_MS))).filter((record) => !this.recent.has(record.id))
+    const fresh = (await this.store.schedules.raisedSince(Math.max(0, this.newest - CLOCK_SLACK_MS))).filter((record) => !this.recent.has(record.id))
     for (const record of fresh) this.take(record)
     return fresh.length > 0
   }

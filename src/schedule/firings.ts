@@ -1,6 +1,7 @@
 import type { Logger } from "pino"
 import { TERMINAL, type FiringRecord, type TaskStatus, type TriggerRecord } from "../core/types.ts"
-import { newId, type Store } from "../store/store.ts"
+import { newId } from "../store/ids.ts"
+import type { Store } from "../store/store.ts"
 import type { SchedulerHost } from "./host.ts"
 import { internalError } from "../core/errors.ts"
 import type { TriggerTable } from "./trigger-table.ts"
@@ -65,7 +66,7 @@ export class Firings {
    * another one; `lost` — no report will come, so the owner is told; `told` — the caller did.
    */
   async runEnded(trigger: TriggerRecord, status: TaskStatus, error?: string, failure: "reported" | "lost" | "told" = "reported"): Promise<void> {
-    const firing = await this.store.firing(trigger.runningFiringId!)
+    const firing = await this.store.schedules.firing(trigger.runningFiringId!)
     const ok = status === "completed"
     const reason = error ?? `the run ended ${status}`
     // A report already delivered stays so: after a leader's death its successor may record the
@@ -83,7 +84,7 @@ export class Firings {
 
   /** Records a change to a firing (its report's delivery) and the trigger's last outcome. */
   async update(firingId: string, change: (firing: FiringRecord) => FiringRecord): Promise<void> {
-    const firing = await this.store.firing(firingId)
+    const firing = await this.store.schedules.firing(firingId)
     if (!firing) return void this.log.warn({ firing: firingId }, "report of an unknown firing")
     const update = change(firing)
     const trigger = await this.table.find(firing.triggerId)
@@ -96,7 +97,7 @@ export class Firings {
   async resumeRun(trigger: TriggerRecord): Promise<void> {
     if (!trigger.runningFiringId) return
     if (!trigger.runningTaskId) {
-      const firing = await this.store.firing(trigger.runningFiringId)
+      const firing = await this.store.schedules.firing(trigger.runningFiringId)
       if (firing) return this.startRun(trigger, firing)
       return this.runEnded(trigger, "failed", "its firing record was lost", "lost")
     }

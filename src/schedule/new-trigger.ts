@@ -1,5 +1,5 @@
 import type { TriggerRecord } from "../core/types.ts"
-import { newId } from "../store/store.ts"
+import { newId } from "../store/ids.ts"
 import { ToolError } from "../tool/tool.ts"
 import { runAtProblem, type ScheduleRequest } from "./request.ts"
 

@@ -26,7 +26,7 @@ export class TriggerTable {
 
   /** Reads the live triggers at start-up. */
   async load(): Promise<TriggerRecord[]> {
-    const live = await this.store.liveTriggers()
+    const live = await this.store.schedules.liveTriggers()
     for (const trigger of live) this.track(trigger)
     return live
   }
@@ -41,12 +41,12 @@ export class TriggerTable {
 
   /** A live trigger, or an ended one from the store. */
   async find(id: string): Promise<TriggerRecord | undefined> {
-    return this.triggers.get(id) ?? (await this.store.trigger(id))
+    return this.triggers.get(id) ?? (await this.store.schedules.trigger(id))
   }
 
   /** The trigger a call created, if it did (a replay after a crash asks again). */
   async idOfOrigin(origin: string): Promise<string | undefined> {
-    return this.byOrigin.get(origin) ?? (await this.store.triggerByOrigin(origin))?.id
+    return this.byOrigin.get(origin) ?? (await this.store.schedules.triggerByOrigin(origin))?.id
   }
 
   /** The trigger whose run is this task. */

@@ -1,32 +1,21 @@
-import { decodeTime, monotonicFactory } from "ulid"
 import type { ChannelState } from "../channel/channel.ts"
-import type { FiringRecord, HistoryMessage, HistoryReader, TaskRecord, TriggerRecord } from "../core/types.ts"
-import type { RaisedRecord } from "../schedule/records.ts"
-import type { Backend, IndexQuery, WriteOp } from "./backend.ts"
+import type { FiringRecord, TaskRecord, TriggerRecord } from "../core/types.ts"
+import type { Backend, WriteOp } from "./backend.ts"
 import * as c from "./collections.ts"
-import { put, remove, type AllowedRecord, type Collection, type HistoryLine, type ProfileRecord, type RaisedName, type SeenRecord } from "./collections.ts"
+import { put, remove, type Collection, type HistoryLine, type ProfileRecord, type SeenRecord } from "./collections.ts"
 import { migrate } from "./migrations.ts"
-import type { ControlRecord, ConversationRecord, ErrorRecord, InboxEvent, MessageRecord, OutboxRecord, PairingRecord, QuestionRecord, SessionRecord } from "./records.ts"
-import type { UsageSample } from "../usage/usage.ts"
+import type { ConversationRecord, InboxEvent, MessageRecord, OutboxRecord, PairingRecord, QuestionRecord, SessionRecord } from "./records.ts"
 import { SqliteBackend } from "./sqlite.ts"
+import { BackendReads, PAGE } from "./reads.ts"
 import { ClusterRecords } from "./cluster-records.ts"
+import { HistoryRecords } from "./history-records.ts"
+import { OutboxRecords } from "./outbox-records.ts"
+import { OwnerRecords } from "./owner-records.ts"
+import { QuestionRecords } from "./question-records.ts"
+import { ScheduleRecords } from "./schedule-records.ts"
+import { UserRecords } from "./user-records.ts"
 
 export type { HistoryLine } from "./collections.ts"
-
-/** ulid's default source asks the OS for one byte per character, 16 calls for an id of a new
- *  millisecond; this hands out the same kind of bytes from a pool refilled 4 KiB at a time. */
-const pool = new Uint8Array(4096)
-let drawn = pool.length
-function pooledRandom(): number {
-  if (drawn === pool.length) {
-    crypto.getRandomValues(pool)
-    drawn = 0
-  }
-  return pool[drawn++]! / 256
-}
-
-/** Ids sort in creation order, even within one millisecond. */
-export const newId = monotonicFactory(pooledRandom)
 
 /** Platform event ids are kept this long for dedupe: Slack retries within an hour, Telegram
  *  keeps an undelivered update for 24 h. */
@@ -34,24 +23,45 @@ export const SEEN_RETENTION_MS = 24 * 3600_000
 const PRUNE_EVERY_MS = 3600_000
 /** Event ids numbered in order per stream: `telegram:<update_id>`. */
 const SEQUENTIAL = /^(telegram):(\d+)$/
-const PAGE = 1000
-/** The errors `steward status` can show; older ones are dropped as new ones come. */
-export const ERRORS_KEPT = 50
 
 /**
  * Steward's state, the one way to it: named collections of typed records (collections.ts) on a
  * Backend (backend.ts; SQLite in sqlite.ts, Postgres in postgres.ts). Start-up reads only what is live — queued, running
  * and unreported tasks, unsent messages, open questions, live triggers — and everything that
  * ended stays on disk behind an index (by conversation and time, by origin, by firing).
+ *
+ * The Store itself writes (`save`, one atomic batch of any records) and reads the Supervisor's
+ * own: tasks, conversations, sessions and their messages, the inbox, the platform event ids
+ * taken. Every other kind of record is read, and written when alone, through its own part
+ * below, on the same Backend.
  */
-export class Store implements HistoryReader {
+export class Store extends BackendReads {
   private marks = new Map<string, number>()
   private lastPrune = 0
 
   /** The cluster's own records (processes, task claims). */
   readonly cluster: ClusterRecords
-  constructor(private readonly backend: Backend) {
+  /** Triggers, their firings, raised events. */
+  readonly schedules: ScheduleRecords
+  /** Messages to send, edit or delete on a platform. */
+  readonly outbox: OutboxRecords
+  /** The questions agents asked users. */
+  readonly questions: QuestionRecords
+  /** Pairing codes, approved users, user profiles. */
+  readonly users: UserRecords
+  /** Usage samples, errors, the owner's controls. */
+  readonly owner: OwnerRecords
+  /** Each conversation's messages and replies (the history tools' HistoryReader). */
+  readonly history: HistoryRecords
+  constructor(backend: Backend) {
+    super(backend)
     this.cluster = new ClusterRecords(backend)
+    this.schedules = new ScheduleRecords(backend)
+    this.outbox = new OutboxRecords(backend)
+    this.questions = new QuestionRecords(backend)
+    this.users = new UserRecords(backend)
+    this.owner = new OwnerRecords(backend)
+    this.history = new HistoryRecords(backend)
   }
 
   /** Opens the Postgres database at `storeUrl` when one is given, else `DATA_DIR/steward.sqlite`,
@@ -110,7 +120,7 @@ export class Store implements HistoryReader {
 
   /** Every task ever recorded, oldest first (the CLI and tests; start-up uses liveTasks). */
   tasks(): Promise<TaskRecord[]> {
-    return this.all(c.tasks)
+    return this.readAll(c.tasks)
   }
   /** What start-up needs: live tasks (see isLiveTask), the batch heads of live tasks and every
    *  task those heads committed — so a batch can still be reported as a whole. Oldest first. */
@@ -145,7 +155,7 @@ export class Store implements HistoryReader {
     return this.index(c.events, { index: "all", group: "" })
   }
   conversations(): Promise<ConversationRecord[]> {
-    return this.all(c.conversations)
+    return this.readAll(c.conversations)
   }
   conversation(id: string): Promise<ConversationRecord | undefined> {
     return this.get(c.conversations, id)
@@ -157,48 +167,7 @@ export class Store implements HistoryReader {
     return this.index(c.messages, { index: "session", group: sessionId })
   }
 
-  // ── outbox ─────────────────────────────────────────────────────────────────
-
-  /** Every outbox record, oldest first (tests; the Outbox loads unsentOutbox). */
-  outbox(): Promise<OutboxRecord[]> {
-    return this.all(c.outbox)
-  }
-  /** Records still to send, oldest first. Delivered and failed ones stay on disk: an edit finds
-   *  the message it edits, a replayed producer its record, a firing its report. */
-  unsentOutbox(): Promise<OutboxRecord[]> {
-    return this.index(c.outbox, { index: "unsent", group: "" })
-  }
-  outboxRecord(id: string): Promise<OutboxRecord | undefined> {
-    return this.get(c.outbox, id)
-  }
-  async outboxByOrigin(origin: string): Promise<OutboxRecord | undefined> {
-    return (await this.index(c.outbox, { index: "origin", group: origin, limit: 1 }))[0]
-  }
-  async outboxOfFiring(firingId: string): Promise<OutboxRecord | undefined> {
-    return (await this.index(c.outbox, { index: "firing", group: firingId, limit: 1 }))[0]
-  }
-
-  // ── questions, access, dedupe ──────────────────────────────────────────────
-
-  /** Every question (tests); the Questions load openQuestions. */
-  questions(): Promise<QuestionRecord[]> {
-    return this.all(c.questions)
-  }
-  openQuestions(): Promise<QuestionRecord[]> {
-    return this.index(c.questions, { index: "open", group: "" })
-  }
-  async questionByOrigin(origin: string): Promise<QuestionRecord | undefined> {
-    return (await this.index(c.questions, { index: "origin", group: origin, limit: 1 }))[0]
-  }
-  pairings(): Promise<PairingRecord[]> {
-    return this.all(c.pairings)
-  }
-  pairing(code: string): Promise<PairingRecord | undefined> {
-    return this.get(c.pairings, code)
-  }
-  async allowed(user: string): Promise<boolean> {
-    return (await this.get(c.allowed, user)) !== undefined
-  }
+  // ── dedupe, health, channel state, backup ──────────────────────────────────
 
   /** Was this platform event id taken before? Ids are kept SEEN_RETENTION_MS; a Telegram update
    *  at or below the highest pruned update_id is recognised as old too. */
@@ -241,128 +210,12 @@ export class Store implements HistoryReader {
     }
   }
 
-  // ── schedules ──────────────────────────────────────────────────────────────
-
-  /** Every trigger ever created (the CLI and tests; start-up uses liveTriggers). */
-  triggers(): Promise<TriggerRecord[]> {
-    return this.all(c.triggers)
-  }
-  /** Active triggers, and ended ones whose last run is still under way. */
-  liveTriggers(): Promise<TriggerRecord[]> {
-    return this.index(c.triggers, { index: "live", group: "" })
-  }
-  trigger(id: string): Promise<TriggerRecord | undefined> {
-    return this.get(c.triggers, id)
-  }
-  async triggerByOrigin(origin: string): Promise<TriggerRecord | undefined> {
-    return (await this.index(c.triggers, { index: "origin", group: origin, limit: 1 }))[0]
-  }
-  firing(id: string): Promise<FiringRecord | undefined> {
-    return this.get(c.firings, id)
-  }
-  /** A trigger's firings, oldest first. */
-  firingsOf(triggerId: string): Promise<FiringRecord[]> {
-    return this.index(c.firings, { index: "trigger", group: triggerId })
-  }
-  /** Every user profile (time zones), read once at start-up. */
-  profiles(): Promise<ProfileRecord[]> {
-    return this.all(c.profiles)
-  }
-  /** Records a raised event, and the latest raising of its name in the same write. */
-  async raise(name: string): Promise<RaisedRecord> {
-    const record: RaisedRecord = { id: newId(), name, at: new Date().toISOString() }
-    const latest = await this.get(c.raisedNames, name)
-    const newer = !latest || Date.parse(latest.at) <= Date.parse(record.at)
-    await this.backend.write([put(c.raised, record), ...(newer ? [put(c.raisedNames, { name, at: record.at, id: record.id })] : [])])
-    return record
-  }
-  /** The latest raising of every event name. */
-  raisedNames(): Promise<RaisedName[]> {
-    return this.all(c.raisedNames)
-  }
-  /** Events raised at or after `since` (ms), by the time in their id. */
-  raisedSince(since: number): Promise<RaisedRecord[]> {
-    return this.index(c.raised, { index: "time", group: "", from: since })
-  }
-
-  // ── what the owner CLI reads and asks ───────────────────────────────────────
-
-  recordUsage(sample: UsageSample): Promise<void> {
-    return this.backend.write([put(c.usage, { ...sample, id: newId() })])
-  }
-  /** Usage samples taken at or after `since` (ms), oldest first. */
-  usageSince(since: number): Promise<UsageSample[]> {
-    return this.index(c.usage, { index: "time", group: "", from: since })
-  }
-  /** Keeps an error for `steward status`; only the latest ERRORS_KEPT stay. */
-  async recordError(error: Omit<ErrorRecord, "id">): Promise<void> {
-    await this.backend.write([put(c.errors, { id: newId(), ...error })])
-    const older = await this.index(c.errors, { index: "time", group: "", desc: true, offset: ERRORS_KEPT })
-    if (older.length > 0) await this.backend.write(older.map((record) => remove(c.errors, record.id)))
-  }
-  /** The latest errors, newest first. */
-  recentErrors(limit: number): Promise<ErrorRecord[]> {
-    return this.index(c.errors, { index: "time", group: "", desc: true, limit })
-  }
-  /** The users approved by pairing code (not the owners of ALLOWED_USERS). */
-  allowedUsers(): Promise<AllowedRecord[]> {
-    return this.all(c.allowed)
-  }
-  revoke(user: string): Promise<void> {
-    return this.backend.write([remove(c.allowed, user)])
-  }
-  async requestControl(kind: ControlRecord["kind"], target: string): Promise<ControlRecord> {
-    const record: ControlRecord = { id: newId(), kind, target, at: new Date().toISOString(), status: "pending" }
-    await this.backend.write([put(c.controls, record)])
-    return record
-  }
-  /** Controls not applied yet, oldest first. */
-  pendingControls(): Promise<ControlRecord[]> {
-    return this.index(c.controls, { index: "pending", group: "" })
-  }
-  control(id: string): Promise<ControlRecord | undefined> {
-    return this.get(c.controls, id)
-  }
-  settleControl(record: ControlRecord): Promise<void> {
-    return this.backend.write([put(c.controls, record)])
-  }
   /** A consistent copy of the whole store in a new file, taken while Steward runs. */
   backup(file: string): Promise<void> {
     return this.backend.backup(file)
   }
 
-  // ── history ────────────────────────────────────────────────────────────────
-
-  async recent(conversation: string, count: number, offset: number): Promise<HistoryMessage[]> {
-    // Never more than asked for, whatever the caller passes.
-    const lines = await this.index(c.history, { index: "conversation", group: conversation, desc: true, limit: Math.max(0, count), offset: Math.max(0, offset) })
-    return lines.reverse().map(toMessage)
-  }
-
-  async between(conversation: string, after: Date, before: Date): Promise<HistoryMessage[]> {
-    const lines = await this.index(c.history, { index: "conversation", group: conversation, from: after.getTime(), to: before.getTime() })
-    return lines.map(toMessage)
-  }
-
   // ── plumbing ───────────────────────────────────────────────────────────────
-
-  private async get<T>(collection: Collection<T>, id: string): Promise<T | undefined> {
-    return (await this.backend.get(collection.name, id)) as T | undefined
-  }
-
-  private async index<T>(collection: Collection<T>, query: IndexQuery): Promise<T[]> {
-    return (await this.backend.list(collection.name, query)) as T[]
-  }
-
-  private async all<T>(collection: Collection<T>): Promise<T[]> {
-    const records: T[] = []
-    for (let after: string | undefined; ; ) {
-      const rows = await this.backend.page(collection.name, { after, limit: PAGE })
-      records.push(...rows.map((row) => row.value as T))
-      if (rows.length < PAGE) return records
-      after = rows.at(-1)!.id
-    }
-  }
 
   private async mark(stream: string): Promise<number> {
     let mark = this.marks.get(stream)
@@ -393,8 +246,4 @@ export interface StoredRecords {
   triggers: TriggerRecord[]
   firings: FiringRecord[]
   profiles: ProfileRecord[]
-}
-
-function toMessage(line: HistoryLine): HistoryMessage {
-  return { role: line.role, text: line.text, createdAt: new Date(decodeTime(line.id)).toISOString() }
 }

@@ -1,6 +1,6 @@
 import type { LiveText } from "../channel/channel.ts"
 import type { AnswerStream } from "../agent/stream-step.ts"
-import { newId } from "../store/store.ts"
+import { newId } from "../store/ids.ts"
 
 /** A live answer handed to the message that completes it. */
 export interface TakenAnswer {

@@ -1,6 +1,7 @@
 import type { SessionLog } from "../agent/loop.ts"
 import type { MessageRecord, SessionRecord } from "../store/records.ts"
-import { newId, type Store } from "../store/store.ts"
+import { newId } from "../store/ids.ts"
+import type { Store } from "../store/store.ts"
 
 /** A session's messages in memory, appended only after they are on disk. */
 export class Session implements SessionLog {

@@ -102,7 +102,7 @@ export class Supervisor {
     this.outbox = new Outbox(store, deps.channels, log, { changed: () => this.checkIdle(), settled: (record) => this.schedules.settled(record) }, { maxReplyMessages: config.maxReplyMessages })
     this.questions = new Questions(store, this.outbox, log, (event) => this.conversations.enqueue(event))
     this.access = new Access(config.allowedUsers, store, this.outbox, log)
-    this.quota = new QuotaGuard({ quotas: config.quotas, isOwner: (user) => this.access.isOwner(user), usageSince: (since) => store.usageSince(since) })
+    this.quota = new QuotaGuard({ quotas: config.quotas, isOwner: (user) => this.access.isOwner(user), usageSince: (since) => store.owner.usageSince(since) })
     this.scheduler = new Scheduler({
       store,
       host: { startRun: (trigger, firing) => this.tasks.startRun(trigger, firing), taskStatus: (id) => this.tasks.taskStatus(id), notify: (trigger, text) => this.schedules.notify(trigger, text) },
@@ -147,7 +147,7 @@ export class Supervisor {
       schedules: this.schedules,
       replies: this.conversations,
       memory: limitedMemory(deps.memory, this.quota, folderOf),
-      history: store,
+      history: store.history,
       profiles: this.profiles,
       notes: { forget: (user, request) => forgetNotes(folderOf(user), request) },
       workspaceDir,

@@ -3,7 +3,7 @@ import { DEFAULT_WORKER } from "../agent/agents.ts"
 import { TERMINAL, type ConversationId, type FiringRecord, type TaskRecord, type TriggerRecord, type UserId } from "../core/types.ts"
 import { NO_REPORT } from "../schedule/request.ts"
 import type { SessionRecord } from "../store/records.ts"
-import { newId } from "../store/store.ts"
+import { newId } from "../store/ids.ts"
 
 /** A queued one-shot task with the defaults, in a fresh child session of the caller's. */
 export function newTask(caller: { conversation: ConversationId; user: UserId; sessionId: string }, origin: string, role: TaskRecord["role"], agent: string): TaskRecord {

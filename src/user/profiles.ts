@@ -20,7 +20,7 @@ export class Profiles {
   ) {}
 
   async load(): Promise<void> {
-    for (const profile of await this.store.profiles()) this.profiles.set(profile.user, profile)
+    for (const profile of await this.store.users.profiles()) this.profiles.set(profile.user, profile)
   }
 
   /** The user's IANA zone, or DEFAULT_TIMEZONE. */

@@ -49,7 +49,7 @@ afterEach(async () => {
 })
 
 const open = (options = {}) => (outbox = new Outbox(store, new Map([["test", channel as Channel]]), log, {}, options))
-const stored = async (id: string) => (await store.outbox()).find((record) => record.id === id)!
+const stored = async (id: string) => (await store.outbox.all()).find((record) => record.id === id)!
 
 describe("outbox: errors of the adapter's own code", () => {
   it("sends a message whose formatting throws once more as plain text, and goes on with the next", async () => {

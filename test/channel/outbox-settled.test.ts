@@ -36,13 +36,13 @@ describe("outbox: a delivery and what depends on it", () => {
   it("tells of a delivery before it writes the record delivered: a death between the two leaves a record to send again, not a report its firing never hears of", async () => {
     const told: Array<{ record: OutboxRecord; storedAs: string | undefined }> = []
     const outbox = new Outbox(store, new Map([["test", channel]]), log, {
-      settled: async (record) => void told.push({ record, storedAs: (await store.outbox()).find((stored) => stored.id === record.id)?.status }),
+      settled: async (record) => void told.push({ record, storedAs: (await store.outbox.all()).find((stored) => stored.id === record.id)?.status }),
     })
     try {
       const record = await outbox.add("test:c1", "the scheduled report", "report:1", {}, "trigger-1/firing-1")
       await waitFor(() => told.length === 1)
       expect(told[0]).toMatchObject({ record: { id: record.id, status: "delivered", messageId: "m1", firingId: "trigger-1/firing-1" }, storedAs: "pending" })
-      await eventually(async () => (await store.outbox())[0]?.status === "delivered", "the record written delivered", 5000)
+      await eventually(async () => (await store.outbox.all())[0]?.status === "delivered", "the record written delivered", 5000)
     } finally {
       await outbox.stop()
     }

@@ -93,7 +93,7 @@ describe("outbox retry policy and records (real store, fake clock)", () => {
     outboxes.push(outbox)
     return outbox
   }
-  const stored = async (id: string) => (await store.outbox()).find((record) => record.id === id)!
+  const stored = async (id: string) => (await store.outbox.all()).find((record) => record.id === id)!
   const untilDue = (record: OutboxRecord) => Date.parse(record.nextAttemptAt!) - Date.now()
 
   beforeEach(async () => {
@@ -117,7 +117,7 @@ describe("outbox retry policy and records (real store, fake clock)", () => {
   it("does not ask the store about a fresh origin (one that cannot have produced a record); any other origin is looked up", async () => {
     const outbox = open()
     await outbox.load()
-    const lookups = vi.spyOn(store, "outboxByOrigin")
+    const lookups = vi.spyOn(store.outbox, "byOrigin")
     await outbox.add(C1, "fresh", "turn-1", {}, undefined, true)
     expect(lookups).not.toHaveBeenCalled()
     await outbox.add(C1, "maybe replayed", "turn-2")

@@ -108,7 +108,7 @@ describe("the owner console's HTTP surface", () => {
     expect((await post({ origin: new URL(base).origin, "content-type": "text/plain" })).status).toBe(415)
     expect((await post({ origin: new URL(base).origin, "content-type": "application/x-www-form-urlencoded" })).status).toBe(415)
     expect((await fetch(path, { headers: { cookie } })).status).toBe(405)
-    expect(await store.pendingControls()).toEqual([])
+    expect(await store.owner.pendingControls()).toEqual([])
   })
 
   it("runs an action through the owner controls and answers with what the server said; unknown or ended targets are refused before", async () => {

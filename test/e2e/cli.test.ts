@@ -66,9 +66,9 @@ describe("the owner CLI against a running Steward", () => {
     const at = new Date().toISOString()
     await seed(async (store) => {
       const call = { at, conversation: "console:local", sessionId: "s1", model: "openai-compatible:scripted" }
-      await store.recordUsage({ ...call, role: "teller", agent: "teller", input: 1000, cachedInput: 750, output: 20 })
-      await store.recordUsage({ ...call, role: "teller", agent: "teller", input: 1000, cachedInput: 250, output: 30 })
-      await store.recordUsage({ ...call, user: "telegram:42", role: "worker", agent: "default", taskId: "t1", input: 400, cachedInput: 0, output: 100 })
+      await store.owner.recordUsage({ ...call, role: "teller", agent: "teller", input: 1000, cachedInput: 750, output: 20 })
+      await store.owner.recordUsage({ ...call, role: "teller", agent: "teller", input: 1000, cachedInput: 250, output: 30 })
+      await store.owner.recordUsage({ ...call, user: "telegram:42", role: "worker", agent: "default", taskId: "t1", input: 400, cachedInput: 0, output: 100 })
     })
     const usage = JSON.parse((await cli("usage", "--days", "1", "--json")).stdout)
     expect(usage.byRole).toEqual([
@@ -89,8 +89,8 @@ describe("the owner CLI against a running Steward", () => {
     await import("node:fs").then((fs) => fs.mkdirSync(copy))
     expect((await cli("backup", join(copy, "steward.sqlite"))).stdout).toMatch(/^backed up to /)
     const restored = await Store.open(copy)
-    expect((await restored.triggers()).length).toBe(2)
-    expect((await restored.usageSince(0)).length).toBe(3)
+    expect((await restored.schedules.triggers()).length).toBe(2)
+    expect((await restored.owner.usageSince(0)).length).toBe(3)
     await restored.close()
     expect((await cli("backup", join(copy, "steward.sqlite"))).stderr).toContain("exists; give a new file")
 

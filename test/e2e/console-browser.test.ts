@@ -59,8 +59,8 @@ async function seed(): Promise<void> {
       profiles: [{ user: "telegram:1001", timeZone: "Europe/Berlin", timeZoneSource: "user", updatedAt: new Date().toISOString() }],
     })
     for (let day = 0; day < 7; day++) {
-      await store.recordUsage(usage(day, "telegram:1001", "openai-compatible:scripted", 1000 + day * 300, 100 + day * 20))
-      if (day % 2 === 0) await store.recordUsage(usage(day, "slack:U2002", "anthropic:claude-small", 500, 50))
+      await store.owner.recordUsage(usage(day, "telegram:1001", "openai-compatible:scripted", 1000 + day * 300, 100 + day * 20))
+      if (day % 2 === 0) await store.owner.recordUsage(usage(day, "slack:U2002", "anthropic:claude-small", 500, 50))
     }
   } finally {
     await store.close()
@@ -211,7 +211,7 @@ describe("the owner console in a real browser (headless Chromium against the bui
     await expect.poll(() => row().innerText(), { timeout: 15_000 }).toMatch(/active\s+Pause/)
     const store = await Store.open(dataDir)
     try {
-      expect((await store.trigger("01TRIGGERMORNING0000000000"))?.status).toBe("active")
+      expect((await store.schedules.trigger("01TRIGGERMORNING0000000000"))?.status).toBe("active")
     } finally {
       await store.close()
     }

@@ -124,15 +124,15 @@ describe("Telegram: /timezone, /memory, correcting and forgetting", () => {
       }),
     )
     expect(await answer("watch the site")).toBe("report: completed")
-    const [quiet] = await app!.store.triggers()
+    const [quiet] = await app!.store.schedules.triggers()
     await api.waitFor(() => worker.calls > 0, 8000)
     await app!.supervisor.idle()
     await app!.supervisor.scheduler.settled()
-    expect(await app!.store.firingsOf(quiet!.id)).toEqual([expect.objectContaining({ status: "ran", nothingToReport: true })])
+    expect(await app!.store.schedules.firingsOf(quiet!.id)).toEqual([expect.objectContaining({ status: "ran", nothingToReport: true })])
     expect(textsIn()).toEqual(["report: completed"])
 
     await answer("every hour")
-    const digest = (await app!.store.triggers()).find((t) => t.prompt === "hourly digest")!
+    const digest = (await app!.store.schedules.triggers()).find((t) => t.prompt === "hourly digest")!
     const prefix = digest.id.slice(0, 16)
     expect(await answer(`/pause ${prefix}`)).toBe(`Paused ${digest.id}: it will not run until you /resume it.`)
     expect(await answer("/tasks")).toContain(`${digest.id} — schedule (recurring), paused`)

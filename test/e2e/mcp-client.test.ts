@@ -60,7 +60,7 @@ describe("an MCP server's requests to Steward", () => {
     await harness.channel.waitFor(sentWith("Result: proto_sample said"), "the answer", 30_000)
     expect(harness.channel.sent.at(-1)!.text).toContain("hi from the model")
     expect(sampled[0]!.body.max_tokens ?? sampled[0]!.body.max_completion_tokens).toBe(17)
-    const usage = await harness.app.store.usageSince(since)
+    const usage = await harness.app.store.owner.usageSince(since)
     expect(usage).toContainEqual(expect.objectContaining({ role: "worker", input: 11, output: 5 }))
   })
 

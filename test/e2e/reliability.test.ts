@@ -167,7 +167,7 @@ describe("the Slack send window", () => {
     await slack.waitFor(() => slack.calls.some((call) => call.method === "conversations.history" && String(call.params.include_all_metadata) === "true"))
     await app!.supervisor.idle()
     expect(slack.messages.filter((message) => message.text === "only once")).toHaveLength(1)
-    const record = (await app!.store.outbox()).find((r) => r.text === "only once")!
+    const record = (await app!.store.outbox.all()).find((r) => r.text === "only once")!
     expect(record).toMatchObject({ status: "delivered", messageId: `${OWNER_DM}:${posted.ts}` })
   })
 })

@@ -186,7 +186,7 @@ describe("scale-out: three real processes on one Postgres, SIGKILLed under load"
       throw new Error(`${error.message}\n${await diagnosis(store!, cluster!, leaders, server!)}`)
     })
     await eventually(
-      async () => (await store!.liveTasks()).every((task) => TERMINAL.has(task.status) && task.reported !== false) && (await store!.unsentOutbox()).length === 0,
+      async () => (await store!.liveTasks()).every((task) => TERMINAL.has(task.status) && task.reported !== false) && (await store!.outbox.unsent()).length === 0,
       "no task or message left",
       20_000,
     )
@@ -198,7 +198,7 @@ describe("scale-out: three real processes on one Postgres, SIGKILLed under load"
     // SIGKILL, and had not yet recorded as delivered, is sent again by the next leader (the
     // documented send window, src/channel/outbox.ts). Only those may show twice; Slack finds its
     // own posts by their metadata, so there every reply shows once.
-    const outbox = await store.outbox()
+    const outbox = await store.outbox.all()
     const resent: string[] = []
     for (const c of conversations) {
       const shown = repliesIn(c)
@@ -240,10 +240,10 @@ describe("scale-out: three real processes on one Postgres, SIGKILLed under load"
     expect(spurious).toEqual([])
 
     // Each trigger fired once, and its one report was delivered.
-    const triggers = await store.triggers()
+    const triggers = await store.schedules.triggers()
     expect(triggers).toHaveLength(2 * TRIGGERS_PER_PLATFORM)
     for (const trigger of triggers) {
-      const firings = await store.firingsOf(trigger.id)
+      const firings = await store.schedules.firingsOf(trigger.id)
       // What was sent in the trigger's conversation, with the firing each record reports, when the
       // firing is not as expected.
       const sent = outbox.filter((record) => record.conversation === trigger.conversation).map((r) => `${r.status} ${r.firingId ?? "-"} at ${r.createdAt}: ${r.text.slice(0, 60)}`)
@@ -274,7 +274,7 @@ type Leaders = Array<{ member: Member; since: number }>
  * last; then the tasks left open and the processes' last log lines.
  */
 async function diagnosis(store: Store, cluster: ProcessCluster, leaders: Leaders, server: ModelServer): Promise<string> {
-  const [tasks, outbox, events, triggers] = await Promise.all([store.tasks(), store.outbox(), store.events(), store.triggers()])
+  const [tasks, outbox, events, triggers] = await Promise.all([store.tasks(), store.outbox.all(), store.events(), store.schedules.triggers()])
   const who = (id: string | undefined) => {
     const member = cluster.members.find((m) => m.id === id)
     if (!member) return `${id ?? "nobody"} (unknown)`
@@ -299,7 +299,7 @@ async function diagnosis(store: Store, cluster: ProcessCluster, leaders: Leaders
       const scheduled = await Promise.all(
         triggers
           .filter((trigger) => mine(trigger.conversation))
-          .map(async (t) => `  trigger ${t.id} ${t.status} next ${t.nextRunAt ?? "none"}: ${JSON.stringify((await store.firingsOf(t.id)).map((f) => [f.outcome, f.status, f.taskId]))}`),
+          .map(async (t) => `  trigger ${t.id} ${t.status} next ${t.nextRunAt ?? "none"}: ${JSON.stringify((await store.schedules.firingsOf(t.id)).map((f) => [f.outcome, f.status, f.taskId]))}`),
       )
       // What the Planners were told of their schedule calls (a refusal shows here).
       const planned = server.requests

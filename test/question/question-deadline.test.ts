@@ -88,7 +88,7 @@ describe("question deadlines (fake clock)", () => {
     const long = `${"Please review this long plan. ".repeat(200)}Go ahead?`
     await questions.ask(asker("s1:q1"), { question: long, options: ["Yes", "No"], timeout: 60 }, "ask_user")
     await questions.take({ conversation: "test:c1", user: "test:u1", text: "yes" })
-    const closed = (await store.outbox()).find((r) => r.editOf !== undefined)!
+    const closed = (await store.outbox.all()).find((r) => r.editOf !== undefined)!
     expect(closed.text.length).toBeLessThan(1100)
     expect(closed.text).toMatch(/^Please review this long plan\. .*…\n\nAnswer: Yes$/s)
     questions.stop()
@@ -101,9 +101,9 @@ describe("question deadlines (fake clock)", () => {
     expect(woken.map((e) => e.text)).toEqual(["Blue"])
     expect(questions.openIn("test:c1")?.question).toBe("Sure?")
     // Recorded as superseded, not as a timeout, and its message says so.
-    const older = (await store.questions()).find((q) => q.origin === "s1:q1")
+    const older = (await store.questions.all()).find((q) => q.origin === "s1:q1")
     expect(older).toMatchObject({ status: "superseded", answer: "Blue", source: "default" })
-    expect((await store.outbox()).find((r) => r.editOf === older!.messageId)?.text).toBe("Which colour?\n\n(replaced by a newer question)")
+    expect((await store.outbox.all()).find((r) => r.editOf === older!.messageId)?.text).toBe("Which colour?\n\n(replaced by a newer question)")
     questions.stop()
   })
 })

@@ -67,8 +67,8 @@ describe("conditional triggers", () => {
     await scheduler.taskEnded("t-dep", "completed")
     await scheduler.settled()
     expect(host.runs.map((run) => run.trigger.id)).toEqual([once.taskId])
-    expect(await db.trigger(once.taskId)).toMatchObject({ status: "ended", endReason: "its condition stays true" })
-    expect(await db.trigger(never.taskId)).toMatchObject({ status: "ended", endReason: "its condition can no longer hold" })
+    expect(await db.schedules.trigger(once.taskId)).toMatchObject({ status: "ended", endReason: "its condition stays true" })
+    expect(await db.schedules.trigger(never.taskId)).toMatchObject({ status: "ended", endReason: "its condition can no longer hold" })
     expect(host.notices).toEqual([expect.stringContaining("its condition can no longer hold")])
   })
 

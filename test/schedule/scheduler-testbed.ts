@@ -85,7 +85,7 @@ export async function advanceTo(iso: string): Promise<void> {
 }
 
 export async function firings(triggerId: string): Promise<FiringRecord[]> {
-  return db.firingsOf(triggerId)
+  return db.schedules.firingsOf(triggerId)
 }
 
 export function create(request: Partial<ScheduleRequest> & Pick<ScheduleRequest, "type">, origin = "s1:call1") {

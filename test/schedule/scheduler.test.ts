@@ -191,7 +191,7 @@ describe("missed runs and restarts", () => {
     const { taskId } = await create({ type: "recurring", interval: 600 })
     await advanceTo("2026-01-05T10:10:00Z")
     // As if the crash came before the task id was written: the firing is recorded, the run is not.
-    const trigger = (await db.trigger(taskId))!
+    const trigger = (await db.schedules.trigger(taskId))!
     await db.save({ triggers: [{ ...trigger, runningTaskId: undefined }] })
     await downUntil("2026-01-05T10:11:00Z")
     expect(host.runs).toHaveLength(1) // the host found the run of that firing
@@ -211,7 +211,7 @@ describe("scheduled", () => {
     await advanceTo("2026-01-06T11:00:00Z")
     expect(host.runs).toHaveLength(1)
     expect(await firings(taskId)).toMatchObject([{ outcome: "fired", status: "delivered", messageId: "m42", taskId: "task-1" }])
-    expect(await db.trigger(taskId)).toMatchObject({ status: "ended", lastOutcome: "delivered" })
+    expect(await db.schedules.trigger(taskId)).toMatchObject({ status: "ended", lastOutcome: "delivered" })
   })
 
   it("keeps a report's delivery when the run's end is recorded after it (a new leader following the run)", async () => {

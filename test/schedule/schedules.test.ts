@@ -30,7 +30,7 @@ function plannerCalling(name: string, args: () => Record<string, unknown>) {
   return (req: ChatRequest): Reply => (afterTool(req) ? { text: `planned: ${req.lastToolResults[0]!.content}` } : { toolCalls: [{ name, args: args() }] })
 }
 
-const firings = async (h: Harness): Promise<FiringRecord[]> => (await Promise.all((await h.app.store.triggers()).map((t) => h.app.store.firingsOf(t.id)))).flat()
+const firings = async (h: Harness): Promise<FiringRecord[]> => (await Promise.all((await h.app.store.schedules.triggers()).map((t) => h.app.store.schedules.firingsOf(t.id)))).flat()
 
 describe("schedules end to end", () => {
   it("runs a one-shot schedule a moment ahead and delivers its report once, recorded on the firing", async () => {

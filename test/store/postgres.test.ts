@@ -94,7 +94,7 @@ describe("Store on Postgres", () => {
         const tasks = await restored.tasks()
         expect(tasks.filter((t) => t.id !== "T-LATE")).toHaveLength(2500)
         expect((await restored.liveTasks()).filter((t) => t.id !== "T-LATE")).toHaveLength(1250)
-        expect(await restored.recentErrors(1)).toEqual([])
+        expect(await restored.owner.recentErrors(1)).toEqual([])
         expect((await restored.taskByOrigin("S:T-00007"))?.id).toBe("T-00007")
         expect(await restored.channelState("telegram").list("status/")).toEqual([{ key: "status/a", value: { ref: 9 } }])
       } finally {

@@ -22,8 +22,8 @@ afterEach(async () => {
 const systemOf = (h: Harness, role: string) => h.server.requests.filter((r) => r.role === role).map(systemText)
 /** Each request's newest environment block: it rides on the newest input, not the system prompt. */
 const envOf = (h: Harness, role: string) => h.server.requests.filter((r) => r.role === role).map(envText)
-const triggers = (h: Harness): Promise<TriggerRecord[]> => h.app.store.triggers()
-const firingsOf = async (h: Harness, id: string): Promise<FiringRecord[]> => h.app.store.firingsOf(id)
+const triggers = (h: Harness): Promise<TriggerRecord[]> => h.app.store.schedules.triggers()
+const firingsOf = async (h: Harness, id: string): Promise<FiringRecord[]> => h.app.store.schedules.firingsOf(id)
 const texts = (h: Harness) => h.channel.sent.map((m) => m.text)
 /** Says `text` and resolves with the answer it got (the next message sent). */
 async function ask(h: Harness, text: string): Promise<string> {
@@ -113,7 +113,7 @@ describe("quiet triggers", () => {
     expect(worker.requests[0]!.lastUserText).toContain("answer exactly NO_REPORT")
     expect(harness.channel.sent).toHaveLength(1) // only the planning report
     expect(await firingsOf(harness, trigger!.id)).toEqual([expect.objectContaining({ status: "ran", nothingToReport: true })])
-    expect((await harness.app.store.trigger(trigger!.id))!.lastOutcome).toBe("ran, nothing to report")
+    expect((await harness.app.store.schedules.trigger(trigger!.id))!.lastOutcome).toBe("ran, nothing to report")
     // The Teller was never woken for it.
     expect(systemOf(harness, "teller")).toHaveLength(tellerSteps)
   })
@@ -167,7 +167,7 @@ describe("pause, resume and edit", () => {
     // Its time passes while paused (and while Steward was restarted): nothing runs.
     await new Promise((resolve) => setTimeout(resolve, Math.max(0, Date.parse(trigger!.runAt!) + 300 - Date.now())))
     expect(worker.requests).toHaveLength(0)
-    expect((await harness.app.store.trigger(trigger!.id))!.status).toBe("paused")
+    expect((await harness.app.store.schedules.trigger(trigger!.id))!.status).toBe("paused")
     expect(await ask(harness, `/resume ${prefix}`)).toBe(`${trigger!.id} ended: its time passed while it was paused.`)
     await harness.app.supervisor.idle()
     expect(worker.requests).toHaveLength(0)
@@ -179,9 +179,9 @@ describe("pause, resume and edit", () => {
     await ask(harness, "every hour")
     const [trigger] = await triggers(harness)
     await ask(harness, `/pause ${trigger!.id}`)
-    expect((await harness.app.store.trigger(trigger!.id))!.nextRunAt).toBeUndefined()
+    expect((await harness.app.store.schedules.trigger(trigger!.id))!.nextRunAt).toBeUndefined()
     expect(await ask(harness, `/resume ${trigger!.id.slice(0, 20)}`)).toMatch(new RegExp(`^Resumed ${trigger!.id}: next run .+\\. Runs missed while paused are not caught up\\.$`))
-    const resumed = (await harness.app.store.trigger(trigger!.id))!
+    const resumed = (await harness.app.store.schedules.trigger(trigger!.id))!
     expect(resumed).toMatchObject({ status: "active", nextRunAt: trigger!.nextRunAt })
   })
 

@@ -74,7 +74,7 @@ describe("access and pairing", () => {
     expect(code).toHaveLength(CODE_LENGTH)
     // The stranger's id, for an owner who would rather add them to ALLOWED_USERS.
     expect(harness.channel.sent[0]!.text).toContain("You are test:u9 to me.")
-    expect(JSON.stringify(await harness.app.store.recent("test:c9", 50, 0))).not.toMatch(/let me in|please/)
+    expect(JSON.stringify(await harness.app.store.history.recent("test:c9", 50, 0))).not.toMatch(/let me in|please/)
 
     // Any owner (a user named in ALLOWED_USERS) may approve.
     await harness.channel.say(`/pairing approve ${code}`, "test:c2", "test:u2")

@@ -43,7 +43,7 @@ describe("Supervisor", () => {
     await harness.channel.say("let me in", "test:c9", "test:u9")
     await harness.app.supervisor.idle()
     expect(harness.server.requests).toHaveLength(0)
-    expect(await harness.app.store.recent("test:c9", 10, 0)).toEqual([])
+    expect(await harness.app.store.history.recent("test:c9", 10, 0)).toEqual([])
   })
 
   it("runs a full delegate round trip and wakes the Teller once with every result", async () => {
@@ -145,7 +145,7 @@ describe("Supervisor", () => {
     await harness.channel.waitForSent(1)
     await harness.app.supervisor.idle()
     expect(harness.channel.sent.map((m) => m.text)).toEqual(["you said: hello"])
-    const [record] = await harness.app.store.outbox()
+    const [record] = await harness.app.store.outbox.all()
     expect(record).toMatchObject({ status: "delivered", attempts: 2, messageId: "m1" })
   })
 

@@ -21,7 +21,7 @@ it("records a Teller turn's user message and reply in the conversation's history
   await harness.app.supervisor.idle()
   const after = Date.now()
 
-  const history = await harness.app.store.recent("test:c1", 10, 0)
+  const history = await harness.app.store.history.recent("test:c1", 10, 0)
   expect(history).toEqual([
     { role: "user", text: "what's for dinner?", createdAt: expect.any(String) },
     { role: "assistant", text: "you said: what's for dinner?", createdAt: expect.any(String) },
@@ -31,7 +31,7 @@ it("records a Teller turn's user message and reply in the conversation's history
   expect(times[0]).toBeGreaterThanOrEqual(before)
   expect(times[1]).toBeGreaterThanOrEqual(times[0]!)
   expect(times[1]).toBeLessThanOrEqual(after)
-  expect(await harness.app.store.between("test:c1", new Date(before), new Date(after))).toEqual(history)
+  expect(await harness.app.store.history.between("test:c1", new Date(before), new Date(after))).toEqual(history)
   // Another conversation's history has none of it.
-  expect(await harness.app.store.recent("test:c2", 10, 0)).toEqual([])
+  expect(await harness.app.store.history.recent("test:c2", 10, 0)).toEqual([])
 })
