@@ -4,7 +4,7 @@ import type { LanguageModel } from "ai"
 import type { Logger } from "pino"
 import { loadAgents, type Agent } from "./agent/agents.ts"
 import { channelOf, type Channel, type ChannelHandlers } from "./channel/channel.ts"
-import { newMemberId, taggedStoreUrl } from "./cluster/member-id.ts"
+import { connectionTag, newMemberId } from "./cluster/member-id.ts"
 import { ClusterNode } from "./cluster/node.ts"
 import { ZodError } from "zod"
 import { checkProvider, ConfigError, PROVIDERS, type Config, type ModelSpec } from "./config/config.ts"
@@ -70,7 +70,7 @@ export async function startApp(
   const rules = { teller: forRole("teller", extra), planner: forRole("planner", extra), worker: forRole("worker", extra, mcp?.grants()) }
   // In a cluster the store's connections carry this process's tag: see ClusterLink.connected.
   const member = newMemberId()
-  const store = await Store.open(config.dataDir, config.storeUrl && taggedStoreUrl(config.storeUrl, member))
+  const store = await Store.open(config.dataDir, config.storeUrl, { applicationName: connectionTag(member) })
   const cluster = config.storeUrl ? await ClusterNode.join(config, store, config.storeUrl, member, log, options.onFatal ?? ((error) => log.fatal({ err: error }, "cluster: this process must stop"))) : undefined
   const byName = new Map(channels.map((channel) => [channel.name, channel]))
   const running = new Supervisor({ config, store, channels: byName, agents, model, tools, rules, memory, log, commandsDir: join(promptsDir, "commands"), onUsage: (sample) => {

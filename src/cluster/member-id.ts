@@ -12,9 +12,3 @@ export const newMemberId = (): string => `${hostname()}:${process.pid}:${randomB
  */
 export const connectionTag = (id: string): string => `steward ${createHash("sha256").update(id).digest("hex").slice(0, 24)}`
 
-/** The store's URL with the connection tag of process `id` as its application_name. */
-export function taggedStoreUrl(url: string, id: string): string {
-  const tagged = new URL(url)
-  tagged.searchParams.set("application_name", connectionTag(id))
-  return tagged.toString()
-}

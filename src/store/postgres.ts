@@ -35,6 +35,11 @@ const CREATE_INDEXES = SLOTS.map((n) => `CREATE INDEX IF NOT EXISTS records_inde
 const escaped = (text: string): string => text.replace(/[\u0000\u0001]/g, (ch) => (ch === "\u0000" ? "\u0001\u0001" : "\u0001\u0002"))
 const unescaped = (text: string): string => text.replace(/\u0001[\u0001\u0002]/g, (pair) => (pair === "\u0001\u0001" ? "\u0000" : "\u0001"))
 
+export interface PostgresOptions {
+  /** What the connections call themselves to the server (a cluster tags a process's with its id). */
+  applicationName?: string
+}
+
 interface Row {
   collection: string
   id: string
@@ -65,9 +70,9 @@ export class PostgresBackend implements Backend {
 
   /** Connects, lays out the table and runs `setUp` (the migrations) under one advisory lock, so
    *  processes starting at once against one database create and migrate the schema once. */
-  static async open(url: string, schema: readonly CollectionSchema[], setUp?: (backend: PostgresBackend) => Promise<void>): Promise<PostgresBackend> {
+  static async open(url: string, schema: readonly CollectionSchema[], setUp?: (backend: PostgresBackend) => Promise<void>, { applicationName }: PostgresOptions = {}): Promise<PostgresBackend> {
     const slots = new IndexSlots(schema)
-    const pool = new pg.Pool({ connectionString: url, max: 10, connectionTimeoutMillis: CONNECT_TIMEOUT_MS })
+    const pool = new pg.Pool({ connectionString: url, max: 10, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, application_name: applicationName })
     // An idle connection the server drops emits "error" on the pool; unhandled, that would end
     // the process. The pool replaces it, and the next query reports a real outage.
     pool.on("error", () => {})

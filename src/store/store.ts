@@ -5,6 +5,7 @@ import * as c from "./collections.ts"
 import { put, remove, type Collection, type HistoryLine, type ProfileRecord, type SeenRecord } from "./collections.ts"
 import { migrate } from "./migrations.ts"
 import type { ConversationRecord, InboxEvent, MessageRecord, OutboxRecord, PairingRecord, QuestionRecord, SessionRecord } from "./records.ts"
+import type { PostgresOptions } from "./postgres.ts"
 import { SqliteBackend } from "./sqlite.ts"
 import { BackendReads, PAGE } from "./reads.ts"
 import { ClusterRecords } from "./cluster-records.ts"
@@ -66,10 +67,10 @@ export class Store extends BackendReads {
 
   /** Opens the Postgres database at `storeUrl` when one is given, else `DATA_DIR/steward.sqlite`,
    *  migrating older data in place; throws NewerDataError on data written by a newer Steward. */
-  static async open(dataDir: string, storeUrl?: string): Promise<Store> {
+  static async open(dataDir: string, storeUrl?: string, postgres: PostgresOptions = {}): Promise<Store> {
     // Postgres migrates under its schema lock, as other processes may start at the same time.
     // Postgres's driver is loaded only for a store on Postgres: it costs every other start time.
-    if (storeUrl) return new Store(await (await import("./postgres.ts")).PostgresBackend.open(storeUrl, c.SCHEMA, (backend) => migrate(backend)))
+    if (storeUrl) return new Store(await (await import("./postgres.ts")).PostgresBackend.open(storeUrl, c.SCHEMA, (backend) => migrate(backend), postgres))
     const backend = await SqliteBackend.open(dataDir, c.SCHEMA)
     try {
       await migrate(backend)

@@ -2,7 +2,7 @@ import pg from "pg"
 import pino from "pino"
 import { afterEach, describe, expect, it } from "vitest"
 import { ClusterLink } from "../../src/cluster/link.ts"
-import { newMemberId, taggedStoreUrl } from "../../src/cluster/member-id.ts"
+import { connectionTag, newMemberId } from "../../src/cluster/member-id.ts"
 import { freshDatabase, type FreshDatabase } from "../support/pg.ts"
 import { eventually } from "../support/wait-for.ts"
 
@@ -27,7 +27,7 @@ describe("which processes are alive to the leader", () => {
     const leader = await link(db.url)
     const [locked, storing, gone] = [newMemberId(), newMemberId(), newMemberId()]
     await (await link(db.url)).holdProcessLock(locked)
-    const store = new pg.Client({ connectionString: taggedStoreUrl(db.url, storing) })
+    const store = new pg.Client({ connectionString: db.url, application_name: connectionTag(storing) })
     await store.connect()
     try {
       expect(await leader.connected([locked, storing, gone])).toEqual(new Set([locked, storing]))
@@ -41,7 +41,7 @@ describe("which processes are alive to the leader", () => {
     db = await freshDatabase()
     const leader = await link(db.url)
     const writer = newMemberId()
-    const store = new pg.Client({ connectionString: taggedStoreUrl(db.url, writer) })
+    const store = new pg.Client({ connectionString: db.url, application_name: connectionTag(writer) })
     store.on("error", () => {}) // its killing, below
     await store.connect()
     await store.query("CREATE TABLE claims (id TEXT PRIMARY KEY, status TEXT)")
