@@ -14,7 +14,7 @@ import { forRole, parseConfig } from "./permission/roles.ts"
 import { Store } from "./store/store.ts"
 import { Supervisor } from "./supervisor/supervisor.ts"
 import { HooksServer } from "./hooks/hooks.ts"
-import { startMcp, type McpHub } from "./mcp/hub.ts"
+import type { McpHub } from "./mcp/hub.ts"
 import { keepHealthFile, mcpHealthFile } from "./mcp/health-file.ts"
 import { searchProvider } from "./search/provider.ts"
 import { allTools, builtInToolIds } from "./tool/registry.ts"
@@ -64,7 +64,8 @@ export async function startApp(
   for (const agent of agents.workers.values()) if (agent.model) checkProvider(specOf(agent), config)
   const workerTypes = [...agents.workers.values()].map((w) => ({ name: w.name, description: w.description }))
   const extra = config.permissionsFile ? readPermissions(config.permissionsFile) : undefined
-  const mcp = await startMcp(config, log, builtInToolIds())
+  // The MCP client library is loaded only when there are servers to talk to.
+  const mcp = config.mcp.configFile ? await (await import("./mcp/hub.ts")).startMcp(config, log, builtInToolIds()) : undefined
   const stopHealthFile = mcp && keepHealthFile(mcpHealthFile(config.dataDir), () => mcp.health())
   const tools = [...allTools(workerTypes, { fetch: config.fetch, workspace: config.workspace, search: searchProvider(config.search), resources: mcp }), ...(mcp?.families() ?? [])]
   const rules = { teller: forRole("teller", extra), planner: forRole("planner", extra), worker: forRole("worker", extra, mcp?.grants()) }

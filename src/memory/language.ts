@@ -13,7 +13,6 @@
 import { createRequire } from "node:module"
 import { stemmer as germanStemmer } from "@orama/stemmers/german"
 import { stopwords as germanStopWords } from "@orama/stopwords/german"
-import { detect } from "tinyld"
 import porter2 from "wink-nlp-utils/src/string-stem.js"
 
 export interface Language {
@@ -31,6 +30,11 @@ const LATIN = /^[\p{sc=Latin}\p{M}\p{N}']+$/u
 export function fold(word: string): string {
   return /[^\x00-\x7f]/.test(word) && LATIN.test(word) ? word.normalize("NFD").replace(/\p{M}+/gu, "") : word
 }
+
+/** tinyld's language profiles take a third of a second to load: they are loaded when the first
+ *  text is placed, not with the program (every start, and every command of the CLI, paid it). */
+let tinyld: typeof import("tinyld") | undefined
+const detector = (): typeof import("tinyld") => (tinyld ??= createRequire(import.meta.url)("tinyld") as typeof import("tinyld"))
 
 const STEMMABLE = /^[a-z][a-z']*$/
 /** wink's list, and the words that ask for the current state of something, which no note's topic is. */
@@ -108,6 +112,6 @@ const ALL_STOP_WORDS: ReadonlySet<string> = new Set(Object.values(LANGUAGES).fla
 export function detectLanguage(text: string): LanguageCode {
   const head = text.length > DETECT_CHARS ? text.slice(0, DETECT_CHARS) : text
   if (/^[\x00-\x7f]*$/.test(head) && !head.toLowerCase().match(/[a-z']+/g)?.some((word) => ALL_STOP_WORDS.has(word))) return DEFAULT_LANGUAGE
-  const code = detect(head)
+  const code = detector().detect(head)
   return code in LANGUAGES ? (code as LanguageCode) : DEFAULT_LANGUAGE
 }
