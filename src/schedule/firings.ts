@@ -71,10 +71,10 @@ export class Firings {
     const reason = error ?? `the run ended ${status}`
     // A report already delivered stays so: after a leader's death its successor may record the
     // delivery (the woken Teller's answer) before it has followed the run to its end.
-    const delivered = firing?.status === "delivered"
-    const ended: FiringRecord | undefined = firing && (delivered ? firing : { ...firing, status: ok ? "ran" : "failed", error: ok ? undefined : reason })
+    const ended: FiringRecord | undefined = firing && (firing.status === "delivered" ? firing : { ...firing, status: ok ? "ran" : "failed", error: ok ? undefined : reason })
     await this.table.save({ ...trigger, runningFiringId: undefined, runningTaskId: undefined, lastOutcome: ended?.status ?? trigger.lastOutcome }, ended)
-    if (ended) this.onFiring?.(ended.status)
+    // Each status a firing reaches is counted once: a delivery recorded first was counted then.
+    if (ended && ended !== firing) this.onFiring?.(ended.status)
     if (ok || failure === "told") return
     const elsewhere = trigger.target !== undefined && trigger.target !== trigger.conversation
     if (failure === "reported" && !elsewhere) return

@@ -214,12 +214,17 @@ describe("scheduled", () => {
     expect(await db.schedules.trigger(taskId)).toMatchObject({ status: "ended", lastOutcome: "delivered" })
   })
 
-  it("keeps a report's delivery when the run's end is recorded after it (a new leader following the run)", async () => {
+  it("keeps a report's delivery when the run's end is recorded after it (a new leader following the run), and counts it once", async () => {
+    await scheduler.stop()
+    const reached: string[] = []
+    scheduler = new Scheduler({ store: db, host, log, pollMs: 3_600_000, onFiring: (status) => reached.push(status) })
+    await scheduler.start()
     const { taskId } = await create({ type: "scheduled", runAt: "2026-01-05T11:00:00Z" })
     await advanceTo("2026-01-05T11:00:00Z")
     await scheduler.delivered(host.runs[0]!.firing.id, "m7")
     await scheduler.taskEnded("task-1", "completed")
     expect(await firings(taskId)).toMatchObject([{ status: "delivered", messageId: "m7" }])
+    expect(reached).toEqual(["fired", "delivered"])
   })
 
   it("records a report that could not be delivered, and a run that could not be started", async () => {
