@@ -15,6 +15,7 @@ import { compact, fixedAfterSummary } from "./compaction.ts"
 import { streamStep, type AnswerStream } from "./stream-step.ts"
 import type { SessionLog } from "./session-log.ts"
 import { callContext } from "./call-context.ts"
+import { nextTurn } from "./turnstile.ts"
 
 export { textOf, toolCalls }
 export { reminder }
@@ -193,6 +194,7 @@ function toolSet(tools: readonly ToolDefinition[]): ToolSet {
  *  every tool output cleared, since the history itself may be what does not fit — and a retry. */
 async function generateStep(input: LoopInput, offered: ToolSet, lastStep: boolean) {
   const step = async () => {
+    await nextTurn()
     const request = requestOf(input)
     const call = {
       model: input.model,
