@@ -1,6 +1,4 @@
-// Entry of the index worker. Worker threads do not inherit tsx's loader (neither under the tsx
-// CLI nor under vitest), so the worker registers it before loading the TypeScript module.
-import { register } from "tsx/esm/api"
+// Entry of the index worker when Steward runs from its sources (src/worker-from-source.mjs).
+import { loadFromSource } from "../worker-from-source.mjs"
 
-register()
-await import("./index-worker.ts")
+await loadFromSource(new URL("./index-worker.ts", import.meta.url))

@@ -1,6 +1,4 @@
-// Entry of the HTML-to-text worker. Worker threads do not inherit tsx's loader (neither under the
-// tsx CLI nor under vitest), so the worker registers it before loading the TypeScript module.
-import { register } from "tsx/esm/api"
+// Entry of the html-text worker when Steward runs from its sources (src/worker-from-source.mjs).
+import { loadFromSource } from "../worker-from-source.mjs"
 
-register()
-await import("./html-text-worker.ts")
+await loadFromSource(new URL("./html-text-worker.ts", import.meta.url))
