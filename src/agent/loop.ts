@@ -6,6 +6,7 @@ import { ToolError, type ToolContext, type ToolDefinition } from "../tool/tool.t
 import { AWAIT_ANSWER } from "../tool/capabilities.ts"
 import type { UsageSample } from "../usage/usage.ts"
 import { CLEAR_ALL_TOOL_OUTPUT, DEFAULT_PRUNE, pruneLimits, toModelMessages, withImages, type PruneLimits } from "./context.ts"
+import { authoredBy, compactionViewer } from "./author-view.ts"
 import { buildRequest, estimatePrompt, modelName } from "./request.ts"
 import { reminder, textOf, toolCalls, userMessage } from "./messages.ts"
 import { stepEndsRun } from "./run-end.ts"
@@ -87,7 +88,8 @@ export type LoopOutcome =
  * tools make that safe with their idempotency key.
  */
 export async function runLoop(loopInput: LoopInput): Promise<LoopOutcome> {
-  const input = { ...loopInput, tools: withFamilies(loopInput.tools, loopInput.rules) }
+  // Every record the run writes names the person it acts for (author-view.ts).
+  const input = { ...loopInput, tools: withFamilies(loopInput.tools, loopInput.rules), log: authoredBy(loopInput.log, loopInput.context.user) }
   const { log, context } = input
   let offered = toolSet(input.tools)
   // Each message handed in mid-run brings steps of its own, so a burst of messages during a
@@ -105,7 +107,7 @@ export async function runLoop(loopInput: LoopInput): Promise<LoopOutcome> {
     const injected = step === 0 || budget + perMessage <= ceiling ? (input.takeInput?.() ?? []) : []
     if (injected.length > 0) {
       const facts = input.environment ? [{ message: userMessage(input.environment()) }] : []
-      await log.append(...facts, ...injected.map(({ eventId, text, fromUser, images }) => ({ eventId, message: userMessage(step > 0 ? reminder(text, fromUser) : text, images) })))
+      await log.append(...facts, ...injected.map(({ eventId, text, fromUser, images }) => ({ eventId, fromUser, message: userMessage(step > 0 ? reminder(text, fromUser) : text, images) })))
       // The first message of the run has the role's steps; every other one brings its own.
       budget = Math.min(ceiling, budget + perMessage * (step === 0 ? injected.length - 1 : injected.length))
     }
@@ -220,7 +222,7 @@ async function generateStep(input: LoopInput, offered: ToolSet, lastStep: boolea
 }
 
 function requestOf(input: LoopInput, limits = limitsOf(input)) {
-  return buildRequest(input.system, input.longLived, toModelMessages(input.log.records, limits), input.context.conversation)
+  return buildRequest(input.system, input.longLived, toModelMessages(input.log.records, limits, input.context.user), input.context.conversation)
 }
 
 function limitsOf(input: LoopInput): PruneLimits {
@@ -362,7 +364,8 @@ function overflowed(records: readonly MessageRecord[], usable: number): boolean 
 
 function compactLog(input: LoopInput, limits = limitsOf(input)): Promise<void> {
   const { model, compactionSystem: system, log, maxRetries, context, onCompacted } = input
-  return compact({ model, system, log, limits, maxRetries, abort: context.abort, onCompacted, onUsage: (usage) => reportUsage(input, "compaction", usage) })
+  const viewer = compactionViewer(log.records, context.user)
+  return compact({ model, system, log, limits, viewer, maxRetries, abort: context.abort, onCompacted, onUsage: (usage) => reportUsage(input, "compaction", usage) })
 }
 
 function isContextOverflow(error: unknown): boolean {

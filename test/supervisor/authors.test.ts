@@ -131,3 +131,39 @@ describe("a turn acts for the author of its messages (shared conversations)", ()
     expect(harness.channel.sent.map((m) => m.text)).not.toContain("A's long job done")
   })
 })
+
+describe("a shared conversation's history, as another person's turn sees it", () => {
+  it("shows B what was said in the chat, never what A's tools and tasks read for A", async () => {
+    const seen: ChatRequest[] = []
+    const teller = (req: ChatRequest): Reply => {
+      seen.push(req)
+      if (afterTool(req)) return req.lastToolResults.some((r) => r.toolName === "remember") ? say("Noted.") : { text: "" }
+      if (req.lastUserText.startsWith("<task-results>")) return say("Your summary is ready.")
+      if (req.lastUserText.includes("A: keep my pin")) return { toolCalls: [{ name: "remember", args: { content: "A-PIN-4711" } }] }
+      if (req.lastUserText.includes("A: summarise my files")) return { toolCalls: [{ name: "delegate", args: { prompt: "summarise the files" } }] }
+      return say("ok")
+    }
+    const planner = (req: ChatRequest): Reply => (afterTool(req) ? { text: "Dispatched." } : { toolCalls: [{ name: "delegate", args: { prompt: req.lastUserText } }] })
+    harness = await startHarness(byRole({ teller, planner, worker: () => ({ text: "A-REPORT-SECRET" }) }))
+    await harness.channel.say("A: keep my pin", THREAD, A)
+    await harness.app.supervisor.idle()
+    await harness.channel.say("A: summarise my files", THREAD, A)
+    await harness.app.supervisor.idle()
+    await harness.channel.say("B: what did A store?", THREAD, B)
+    await harness.app.supervisor.idle()
+    await harness.channel.say("A: thanks", THREAD, A)
+    await harness.app.supervisor.idle()
+
+    const forB = JSON.stringify(seen.filter((req) => actingFor(req) === B).map((req) => req.messages))
+    expect(forB).toContain("A: keep my pin")
+    expect(forB).toContain("Noted.")
+    expect(forB).toContain("Your summary is ready.")
+    expect(forB).not.toContain("A-PIN-4711")
+    expect(forB).not.toContain("A-REPORT-SECRET")
+    // A's own later turn still has all of it.
+    const forA = JSON.stringify(seen.find((req) => req.lastUserText.includes("A: thanks"))!.messages)
+    expect(forA).toContain("A-PIN-4711")
+    expect(forA).toContain("A-REPORT-SECRET")
+    expect(forA).toContain("B: what did A store?")
+  })
+})
