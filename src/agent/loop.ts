@@ -6,6 +6,7 @@ import { ToolError, type ToolContext, type ToolDefinition } from "../tool/tool.t
 import { AWAIT_ANSWER } from "../tool/capabilities.ts"
 import type { UsageSample } from "../usage/usage.ts"
 import { CLEAR_ALL_TOOL_OUTPUT, DEFAULT_PRUNE, pruneLimits, toModelMessages, withImages, type PruneLimits } from "./context.ts"
+import { internalError } from "../core/errors.ts"
 import { authoredBy, compactionViewer } from "./author-view.ts"
 import { buildRequest, estimatePrompt, modelName } from "./request.ts"
 import { reminder, textOf, toolCalls, userMessage } from "./messages.ts"
@@ -335,8 +336,10 @@ async function execute(input: LoopInput, def: ToolDefinition | undefined, call: 
     // An abort belongs to the run, not to the tool: let it end the run.
     if (input.context.abort.aborted) throw error
     input.onTool?.({ id: call.toolCallId, tool: def.id, status: "error", title })
-    const message = error instanceof Error ? error.message : String(error)
-    return { ok: false, ran: true, error: error instanceof ToolError ? message : `Tool ${def.id} failed: ${message}` }
+    // A failure the tool did not word for the model may name a provider's or Steward's internals
+    // (hosts, accounts, credentials), and the model relays what it reads: it gets a reference.
+    const why = error instanceof ToolError ? error.message : `Tool ${def.id} failed: ${internalError(input.context.incidents, error, "a tool failed", { tool: def.id, session: input.context.sessionId })}`
+    return { ok: false, ran: true, error: why }
   }
 }
 

@@ -151,6 +151,7 @@ export class Supervisor {
       profiles: this.profiles,
       notes: { forget: (user, request) => forgetNotes(folderOf(user), request) },
       workspaceDir,
+      incidents: log,
     }
     const runner = this.runner(this.capabilities)
     const workerTypes = new Set(deps.agents.workers.keys())
