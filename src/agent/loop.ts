@@ -1,4 +1,4 @@
-import { APICallError, generateText, jsonSchema, tool, zodSchema, type LanguageModel, type LanguageModelUsage, type ModelMessage, type Tool, type ToolCallPart, type ToolResultPart, type ToolSet } from "ai"
+import { APICallError, generateText, jsonSchema, tool, zodSchema, type LanguageModel, type LanguageModelUsage, type ModelMessage, type Tool, type ToolCallPart, type ToolSet } from "ai"
 import { disabled, evaluate, type Ruleset } from "../permission/permission.ts"
 import type { MessageRecord } from "../store/records.ts"
 import type { ImageRef, ToolSummary } from "../core/types.ts"
@@ -11,12 +11,12 @@ import { authoredBy, compactionViewer } from "./author-view.ts"
 import { buildRequest, estimatePrompt, modelName } from "./request.ts"
 import { reminder, textOf, toolCalls, userMessage } from "./messages.ts"
 import { stepEndsRun } from "./run-end.ts"
-import { untrusted } from "../trust/envelope.ts"
 import { TAINTED, tainted, taintedRule } from "../trust/taint.ts"
 import { compact, fixedAfterSummary } from "./compaction.ts"
 import { streamStep, type AnswerStream } from "./stream-step.ts"
 import type { SessionLog } from "./session-log.ts"
 import { callContext } from "./call-context.ts"
+import { sourceOf, toolResult, type Output } from "./tool-result.ts"
 
 export { textOf, toolCalls }
 export { reminder }
@@ -73,6 +73,8 @@ export interface LoopInput {
   answers?: AnswerStream
   /** Every model call's token usage. */
   onUsage?: (sample: UsageSample) => void
+  /** Before every model call (compactions too): throws when the run may not make it (a quota). */
+  beforeCall?: () => Promise<void>
   /** VISION: images a tool returns (`images` beside its result) reach the model as images. */
   vision?: boolean
 }
@@ -196,6 +198,7 @@ function toolSet(tools: readonly ToolDefinition[]): ToolSet {
  *  every tool output cleared, since the history itself may be what does not fit — and a retry. */
 async function generateStep(input: LoopInput, offered: ToolSet, lastStep: boolean) {
   const step = async () => {
+    await input.beforeCall?.()
     const request = requestOf(input)
     const call = {
       model: input.model,
@@ -297,8 +300,6 @@ function withoutImages(output: Output, images: ImageRef[]): Output {
 }
 
 /** `ran`: the error is the tool's own (it ran and failed), not a refusal before it ran. */
-type Output = { ok: true; value: unknown } | { ok: false; error: string; ran?: true }
-
 async function execute(input: LoopInput, def: ToolDefinition | undefined, call: ToolCallPart, fresh: boolean): Promise<Output> {
   if (!def) return { ok: false, error: `Unknown tool "${call.toolName}". Available tools: ${input.tools.map((t) => t.id).join(", ")}.` }
   const size = JSON.stringify(call.input ?? null).length
@@ -365,8 +366,9 @@ function overflowed(records: readonly MessageRecord[], usable: number): boolean 
   return false
 }
 
-function compactLog(input: LoopInput, limits = limitsOf(input)): Promise<void> {
+async function compactLog(input: LoopInput, limits = limitsOf(input)): Promise<void> {
   const { model, compactionSystem: system, log, maxRetries, context, onCompacted } = input
+  await input.beforeCall?.()
   const viewer = compactionViewer(log.records, context.user)
   return compact({ model, system, log, limits, viewer, maxRetries, abort: context.abort, onCompacted, onUsage: (usage) => reportUsage(input, "compaction", usage) })
 }
@@ -377,21 +379,4 @@ function isContextOverflow(error: unknown): boolean {
     error.statusCode === 400 &&
     /context|too long|too many tokens|maximum.*tokens/i.test(`${error.message} ${error.responseBody ?? ""}`)
   )
-}
-
-/** Where outside content came from, for its envelope: the tool and what it was used on. */
-function sourceOf(def: ToolDefinition, call: ToolCallPart, role: ToolContext["role"]): string {
-  const parsed = def.parameters.safeParse(call.input)
-  const on = parsed.success ? (def.pattern?.(parsed.data, role) ?? "") : ""
-  return `${def.id} ${on}`.trim().slice(0, 200)
-}
-
-/** A tool's result as the log keeps it. Outside content (`untrustedFrom`) is handed to the model
- *  in an envelope; refusals made before the tool ran (permissions, bad input) are Steward's own. */
-function toolResult(call: ToolCallPart, output: Output, untrustedFrom?: string | false): ToolResultPart {
-  const outside = untrustedFrom && (output.ok || output.ran)
-  const shown: ToolResultPart["output"] = output.ok
-    ? outside ? { type: "text", value: untrusted(untrustedFrom, JSON.stringify(output.value ?? null)) } : { type: "json", value: (output.value ?? null) as never }
-    : { type: "error-text", value: outside ? untrusted(untrustedFrom, output.error) : output.error }
-  return { type: "tool-result", toolCallId: call.toolCallId, toolName: call.toolName, output: shown }
 }

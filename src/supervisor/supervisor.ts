@@ -197,7 +197,7 @@ export class Supervisor {
       rules: deps.rules,
       onUsage: (sample) => {
         deps.onUsage?.(sample)
-        this.quota.usageRecorded()
+        this.quota.usageRecorded(sample)
       },
       mayRun: (user) => this.quota.tokenRefusal(user),
       workerInstructions: deps.workerInstructions,

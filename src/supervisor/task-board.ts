@@ -18,6 +18,7 @@ import { reportText } from "./report.ts"
 import type { Sessions } from "./sessions.ts"
 import { listTasks } from "./task-listing.ts"
 import { errorText, internalError } from "../core/errors.ts"
+import { QuotaReached } from "./runner.ts"
 import { CLUSTER_MAX_TASK_ATTEMPTS, HandedOver, interrupted, MAX_TASK_ATTEMPTS, Interrupted, isQuietRun, runOf, sessionInUse, TimedOut, newTask, resultsEventId, runTask, sessionOf } from "./task-records.ts"
 
 export interface TaskBoardDeps {
@@ -314,7 +315,7 @@ export class TaskBoard implements TaskCapability {
           if (this.deps.stopping()) return this.deps.store.save({ tasks: [interrupted(this.tasks.get(task.id)!, false)] })
           const why: unknown = controller.signal.aborted ? controller.signal.reason : error
           const status: TaskStatus = why instanceof TimedOut ? "timed_out" : why instanceof Cancelled ? "cancelled" : "failed"
-          return this.finish(this.tasks.get(task.id)!, { status, error: status === "failed" ? internalError(this.deps.log, why, "task failed", { task: task.id }) : errorText(why) })
+          return this.finish(this.tasks.get(task.id)!, { status, error: status !== "failed" || why instanceof QuotaReached ? errorText(why) : internalError(this.deps.log, why, "task failed", { task: task.id }) })
         },
       )
       .catch((error) => this.deps.log.error({ err: error, task: task.id }, "could not record the end of a task"))
