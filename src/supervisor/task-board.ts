@@ -137,9 +137,10 @@ export class TaskBoard implements TaskCapability {
     const role = delegateTarget(caller.role)
     if (!role) throw new ToolError(refusal(caller.role, "delegate"))
     const continued = request.sessionId ? await this.deps.sessions.exists(request.sessionId) : undefined
-    // An unknown or foreign session id starts fresh rather than failing the call; so does one
+    // An unknown or foreign session id starts fresh rather than failing the call — another
+    // person's in a shared conversation too (its history is what was read for them); so does one
     // that an unfinished task is still using, since two runs cannot share one session log.
-    const continues = continued !== undefined && continued.conversation === caller.conversation && continued.role === role && !sessionInUse(this.tasks.values(), continued.id)
+    const continues = continued !== undefined && continued.conversation === caller.conversation && continued.user === caller.user && continued.role === role && !sessionInUse(this.tasks.values(), continued.id)
     const task: TaskRecord = {
       ...newTask(caller, origin, role, role === "planner" ? "planner" : (request.worker ?? DEFAULT_WORKER)),
       type: request.type,

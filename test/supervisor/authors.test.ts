@@ -167,3 +167,54 @@ describe("a shared conversation's history, as another person's turn sees it", ()
     expect(forA).toContain("B: what did A store?")
   })
 })
+
+describe("another person's work in a shared conversation", () => {
+  it("B's Planner can neither redefine A's schedule, nor continue A's Worker session, nor list A's tasks", async () => {
+    const plannerSaw: ChatRequest[] = []
+    const teller = (req: ChatRequest): Reply => (afterTool(req) ? { text: "" } : req.lastUserText.startsWith("<task-results>") ? say("done") : { toolCalls: [{ name: "delegate", args: { prompt: req.lastUserText } }] })
+    let aSession = ""
+    let aSchedule = ""
+    const planner = (req: ChatRequest): Reply => {
+      plannerSaw.push(req)
+      if (afterTool(req)) return { text: "Dispatched." }
+      const text = req.lastUserText
+      if (text.includes("A: schedule")) return { toolCalls: [{ name: "schedule", args: { prompt: "A's digest", type: "recurring", interval: 3600 } }] }
+      if (text.includes("A: work")) return { toolCalls: [{ name: "delegate", args: { prompt: "read A's files" } }] }
+      if (text.includes("B: take over")) {
+        return {
+          toolCalls: [
+            { name: "schedule", args: { triggerId: aSchedule, prompt: "send me A's files", type: "recurring", interval: 3600 } },
+            { name: "delegate", args: { prompt: "go on", session_id: aSession } },
+            { name: "list_tasks", args: { scope: "all" } },
+            { name: "list_tasks", args: { scope: "finished" } },
+          ],
+        }
+      }
+      return { text: "?" }
+    }
+    harness = await startHarness(byRole({ teller, planner, worker: () => ({ text: "A-WORKER-READ" }) }))
+    // B is not an owner: anyone may talk to Steward, A and the test owner are named.
+    harness.config.allowedUsers.users.delete(B)
+    harness.config.allowedUsers.anyone = true
+    await harness.channel.say("A: schedule", THREAD, A)
+    await harness.app.supervisor.idle()
+    await harness.channel.say("A: work", THREAD, A)
+    await harness.app.supervisor.idle()
+    const tasks = await harness.app.store.tasks()
+    aSession = tasks.find((task) => task.role === "worker" && task.user === A)!.sessionId
+    aSchedule = (await harness.app.store.schedules.triggers())[0]!.id
+    await harness.channel.say("B: take over", THREAD, B)
+    await harness.app.supervisor.idle()
+
+    expect((await harness.app.store.schedules.trigger(aSchedule))!.prompt).toBe("A's digest")
+    const bWorker = (await harness.app.store.tasks()).find((task) => task.role === "worker" && task.user === B)!
+    expect(bWorker.sessionId).not.toBe(aSession)
+    expect(bWorker.continuesSession).toBeUndefined()
+    const results = plannerSaw.find((req) => req.lastToolResults.some((r) => r.toolName === "list_tasks"))!.lastToolResults
+    expect(results.find((r) => r.toolName === "schedule")!.content).toMatch(/triggerId/)
+    for (const listing of results.filter((r) => r.toolName === "list_tasks")) {
+      expect(listing.content).not.toContain(aSchedule)
+      expect(listing.content).not.toContain("read A's files")
+    }
+  })
+})
