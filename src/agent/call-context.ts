@@ -14,6 +14,8 @@ export interface CallRun {
   onTool?: (summary: ToolSummary) => void
   /** The usage of a model call made for the tool (sampling), counted as the run's own. */
   onCallUsage: (usage: LanguageModelUsage) => void
+  /** Before that call, as before the run's own (a quota). */
+  beforeCall?: () => Promise<void>
 }
 
 /**
@@ -36,6 +38,7 @@ export function callContext(run: CallRun, call: ToolCallPart, running: ToolSumma
 }
 
 async function complete(run: CallRun, request: CompletionRequest): Promise<CompletionResult> {
+  await run.beforeCall?.()
   const result = await generateText({
     model: run.model,
     system: request.system,

@@ -14,6 +14,8 @@ export interface Compaction {
   system: string
   log: SessionLog
   limits: PruneLimits
+  /** Whose view of the session is summarised (author-view.ts). */
+  viewer: string
   maxRetries: number
   abort: AbortSignal
   onUsage: (usage: LanguageModelUsage) => void
@@ -33,7 +35,7 @@ export async function compact(compaction: Compaction): Promise<void> {
   const result = await generateText({
     model: compaction.model,
     system: compaction.system,
-    messages: [...(await withImages(toModelMessages(summarised, compaction.limits))), { role: "user", content: COMPACTION_REQUEST }],
+    messages: [...(await withImages(toModelMessages(summarised, compaction.limits, compaction.viewer))), { role: "user", content: COMPACTION_REQUEST }],
     maxRetries: compaction.maxRetries,
     abortSignal: compaction.abort,
   })
@@ -44,7 +46,7 @@ export async function compact(compaction: Compaction): Promise<void> {
   if (summary) await compaction.onCompacted?.(summary)
   await log.append(
     { message: { role: "assistant", content: summary || UNSUMMARISED }, kind: "summary" },
-    ...kept.map((record) => ({ message: record.message, kind: "kept" as const })),
+    ...kept.map((record) => ({ message: record.message, kind: "kept" as const, author: record.author, fromUser: record.fromUser })),
     { message: { role: "user", content: CONTINUE_AFTER_COMPACTION } },
   )
 }

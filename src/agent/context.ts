@@ -3,6 +3,7 @@ import { fileURLToPath, pathToFileURL } from "node:url"
 import type { ImagePart, ModelMessage, TextPart, ToolModelMessage } from "ai"
 import type { ImageRef } from "../core/types.ts"
 import type { MessageRecord } from "../store/records.ts"
+import { seenBy } from "./author-view.ts"
 import { isEnvironment } from "./environment.ts"
 
 /** OpenCode's defaults: keep the newest 40k tokens of tool output, clear older output only
@@ -53,14 +54,15 @@ export function pruneLimits(budgetTokens: number): PruneLimits {
 
 /**
  * The messages sent to the model for a session: everything after the last compaction
- * summary (introduced by its question), consecutive tool messages merged, and old tool
- * output and task results already reported pruned. Pure: the stored messages are never
- * rewritten.
+ * summary (introduced by its question), as `viewer` may see it when given (author-view.ts),
+ * consecutive tool messages merged, and old tool output and task results already reported
+ * pruned. Pure: the stored messages are never rewritten.
  */
-export function toModelMessages(records: readonly MessageRecord[], limits: PruneLimits = DEFAULT_PRUNE): ModelMessage[] {
+export function toModelMessages(records: readonly MessageRecord[], limits: PruneLimits = DEFAULT_PRUNE, viewer?: string): ModelMessage[] {
   const start = records.findLastIndex((record) => record.kind === "summary")
-  const live = start >= 0 ? records.slice(start) : records
-  const pruned = prunedParts(live, limits)
+  const all = start >= 0 ? records.slice(start) : records
+  const live = viewer === undefined ? all : seenBy(all, viewer)
+  const pruned = prunedParts(live, limits, viewer)
   const out: ModelMessage[] = start >= 0 ? [{ role: "user", content: COMPACTION_QUESTION }] : []
   live.forEach((record, index) => {
     const message = pruned.has(index) ? clear(record.message, pruned.get(index)!) : record.message
@@ -83,7 +85,7 @@ interface PruneState {
   cleared: Cleared
 }
 
-// Per session (its first live record) and limits: the passes already made.
+// Per session (its first live record), limits and viewer: the passes already made.
 const passes = new WeakMap<MessageRecord, Map<string, PruneState>>()
 
 /**
@@ -93,10 +95,11 @@ const passes = new WeakMap<MessageRecord, Map<string, PruneState>>()
  * at the current end, each seeing only the records before it — the same records every later
  * call sees, so earlier passes always come out the same. Passes made are remembered per session.
  */
-function prunedParts(records: readonly MessageRecord[], limits: PruneLimits): Cleared {
+function prunedParts(records: readonly MessageRecord[], limits: PruneLimits, viewer: string | undefined): Cleared {
   const first = records[0]
   if (!first) return new Map()
-  const key = `${limits.protect}/${limits.minimum}/${limits.turns}`
+  // Each viewer is shown a session of its own (author-view.ts), pruned on its own.
+  const key = `${limits.protect}/${limits.minimum}/${limits.turns}${viewer === undefined ? "" : `/seen by ${viewer}`}`
   let states = passes.get(first)
   if (!states) passes.set(first, (states = new Map()))
   let state = states.get(key)

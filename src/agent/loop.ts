@@ -1,4 +1,4 @@
-import { APICallError, generateText, jsonSchema, tool, zodSchema, type LanguageModel, type LanguageModelUsage, type ModelMessage, type Tool, type ToolCallPart, type ToolResultPart, type ToolSet } from "ai"
+import { APICallError, generateText, jsonSchema, tool, zodSchema, type LanguageModel, type LanguageModelUsage, type ModelMessage, type Tool, type ToolCallPart, type ToolSet } from "ai"
 import { disabled, evaluate, type Ruleset } from "../permission/permission.ts"
 import type { MessageRecord } from "../store/records.ts"
 import type { ImageRef, ToolSummary } from "../core/types.ts"
@@ -6,16 +6,18 @@ import { ToolError, type ToolContext, type ToolDefinition } from "../tool/tool.t
 import { AWAIT_ANSWER } from "../tool/capabilities.ts"
 import type { UsageSample } from "../usage/usage.ts"
 import { CLEAR_ALL_TOOL_OUTPUT, DEFAULT_PRUNE, pruneLimits, toModelMessages, withImages, type PruneLimits } from "./context.ts"
+import { internalError } from "../core/errors.ts"
+import { authoredBy, compactionViewer } from "./author-view.ts"
 import { buildRequest, estimatePrompt, modelName } from "./request.ts"
 import { reminder, textOf, toolCalls, userMessage } from "./messages.ts"
 import { stepEndsRun } from "./run-end.ts"
-import { untrusted } from "../trust/envelope.ts"
 import { TAINTED, tainted, taintedRule } from "../trust/taint.ts"
 import { compact, fixedAfterSummary } from "./compaction.ts"
 import { streamStep, type AnswerStream } from "./stream-step.ts"
 import type { SessionLog } from "./session-log.ts"
 import { callContext } from "./call-context.ts"
 import { nextTurn } from "./turnstile.ts"
+import { sourceOf, toolResult, type Output } from "./tool-result.ts"
 
 export { textOf, toolCalls }
 export { reminder }
@@ -72,6 +74,8 @@ export interface LoopInput {
   answers?: AnswerStream
   /** Every model call's token usage. */
   onUsage?: (sample: UsageSample) => void
+  /** Before every model call (compactions too): throws when the run may not make it (a quota). */
+  beforeCall?: () => Promise<void>
   /** VISION: images a tool returns (`images` beside its result) reach the model as images. */
   vision?: boolean
 }
@@ -88,7 +92,8 @@ export type LoopOutcome =
  * tools make that safe with their idempotency key.
  */
 export async function runLoop(loopInput: LoopInput): Promise<LoopOutcome> {
-  const input = { ...loopInput, tools: withFamilies(loopInput.tools, loopInput.rules) }
+  // Every record the run writes names the person it acts for (author-view.ts).
+  const input = { ...loopInput, tools: withFamilies(loopInput.tools, loopInput.rules), log: authoredBy(loopInput.log, loopInput.context.user) }
   const { log, context } = input
   let offered = toolSet(input.tools)
   // Each message handed in mid-run brings steps of its own, so a burst of messages during a
@@ -106,7 +111,7 @@ export async function runLoop(loopInput: LoopInput): Promise<LoopOutcome> {
     const injected = step === 0 || budget + perMessage <= ceiling ? (input.takeInput?.() ?? []) : []
     if (injected.length > 0) {
       const facts = input.environment ? [{ message: userMessage(input.environment()) }] : []
-      await log.append(...facts, ...injected.map(({ eventId, text, fromUser, images }) => ({ eventId, message: userMessage(step > 0 ? reminder(text, fromUser) : text, images) })))
+      await log.append(...facts, ...injected.map(({ eventId, text, fromUser, images }) => ({ eventId, fromUser, message: userMessage(step > 0 ? reminder(text, fromUser) : text, images) })))
       // The first message of the run has the role's steps; every other one brings its own.
       budget = Math.min(ceiling, budget + perMessage * (step === 0 ? injected.length - 1 : injected.length))
     }
@@ -195,6 +200,7 @@ function toolSet(tools: readonly ToolDefinition[]): ToolSet {
 async function generateStep(input: LoopInput, offered: ToolSet, lastStep: boolean) {
   const step = async () => {
     await nextTurn()
+    await input.beforeCall?.()
     const request = requestOf(input)
     const call = {
       model: input.model,
@@ -222,7 +228,7 @@ async function generateStep(input: LoopInput, offered: ToolSet, lastStep: boolea
 }
 
 function requestOf(input: LoopInput, limits = limitsOf(input)) {
-  return buildRequest(input.system, input.longLived, toModelMessages(input.log.records, limits), input.context.conversation)
+  return buildRequest(input.system, input.longLived, toModelMessages(input.log.records, limits, input.context.user), input.context.conversation)
 }
 
 function limitsOf(input: LoopInput): PruneLimits {
@@ -296,8 +302,6 @@ function withoutImages(output: Output, images: ImageRef[]): Output {
 }
 
 /** `ran`: the error is the tool's own (it ran and failed), not a refusal before it ran. */
-type Output = { ok: true; value: unknown } | { ok: false; error: string; ran?: true }
-
 async function execute(input: LoopInput, def: ToolDefinition | undefined, call: ToolCallPart, fresh: boolean): Promise<Output> {
   if (!def) return { ok: false, error: `Unknown tool "${call.toolName}". Available tools: ${input.tools.map((t) => t.id).join(", ")}.` }
   const size = JSON.stringify(call.input ?? null).length
@@ -335,8 +339,10 @@ async function execute(input: LoopInput, def: ToolDefinition | undefined, call: 
     // An abort belongs to the run, not to the tool: let it end the run.
     if (input.context.abort.aborted) throw error
     input.onTool?.({ id: call.toolCallId, tool: def.id, status: "error", title })
-    const message = error instanceof Error ? error.message : String(error)
-    return { ok: false, ran: true, error: error instanceof ToolError ? message : `Tool ${def.id} failed: ${message}` }
+    // A failure the tool did not word for the model may name a provider's or Steward's internals
+    // (hosts, accounts, credentials), and the model relays what it reads: it gets a reference.
+    const why = error instanceof ToolError ? error.message : `Tool ${def.id} failed: ${internalError(input.context.incidents, error, "a tool failed", { tool: def.id, session: input.context.sessionId })}`
+    return { ok: false, ran: true, error: why }
   }
 }
 
@@ -362,9 +368,11 @@ function overflowed(records: readonly MessageRecord[], usable: number): boolean 
   return false
 }
 
-function compactLog(input: LoopInput, limits = limitsOf(input)): Promise<void> {
+async function compactLog(input: LoopInput, limits = limitsOf(input)): Promise<void> {
   const { model, compactionSystem: system, log, maxRetries, context, onCompacted } = input
-  return compact({ model, system, log, limits, maxRetries, abort: context.abort, onCompacted, onUsage: (usage) => reportUsage(input, "compaction", usage) })
+  await input.beforeCall?.()
+  const viewer = compactionViewer(log.records, context.user)
+  return compact({ model, system, log, limits, viewer, maxRetries, abort: context.abort, onCompacted, onUsage: (usage) => reportUsage(input, "compaction", usage) })
 }
 
 function isContextOverflow(error: unknown): boolean {
@@ -373,21 +381,4 @@ function isContextOverflow(error: unknown): boolean {
     error.statusCode === 400 &&
     /context|too long|too many tokens|maximum.*tokens/i.test(`${error.message} ${error.responseBody ?? ""}`)
   )
-}
-
-/** Where outside content came from, for its envelope: the tool and what it was used on. */
-function sourceOf(def: ToolDefinition, call: ToolCallPart, role: ToolContext["role"]): string {
-  const parsed = def.parameters.safeParse(call.input)
-  const on = parsed.success ? (def.pattern?.(parsed.data, role) ?? "") : ""
-  return `${def.id} ${on}`.trim().slice(0, 200)
-}
-
-/** A tool's result as the log keeps it. Outside content (`untrustedFrom`) is handed to the model
- *  in an envelope; refusals made before the tool ran (permissions, bad input) are Steward's own. */
-function toolResult(call: ToolCallPart, output: Output, untrustedFrom?: string | false): ToolResultPart {
-  const outside = untrustedFrom && (output.ok || output.ran)
-  const shown: ToolResultPart["output"] = output.ok
-    ? outside ? { type: "text", value: untrusted(untrustedFrom, JSON.stringify(output.value ?? null)) } : { type: "json", value: (output.value ?? null) as never }
-    : { type: "error-text", value: outside ? untrusted(untrustedFrom, output.error) : output.error }
-  return { type: "tool-result", toolCallId: call.toolCallId, toolName: call.toolName, output: shown }
 }

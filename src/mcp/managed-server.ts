@@ -131,15 +131,17 @@ export class ManagedServer {
     }
   }
 
-  /** Why the server's tools cannot be called now, and when they can be again; undefined while it runs. */
+  /** For the model, that the server's tools cannot be called now, and when they can be again;
+   *  undefined while it runs. Not why: the reason (an error, the server's stderr) can name hosts
+   *  and credentials, and the model relays what it reads — it is in the log, `status` and `doctor`. */
   whyDown(): string | undefined {
     if (this.state === "running") return undefined
     if (this.state === "restarting") {
       const seconds = Math.max(1, Math.ceil((this.restartAt - Date.now()) / 1000))
-      return `MCP server "${this.name}" is restarting (${this.lastError ?? "it stopped"}); try again in about ${seconds} s`
+      return `MCP server "${this.name}" stopped and is restarting (the owner's log says why); try again in about ${seconds} s`
     }
     if (this.state === "starting") return `MCP server "${this.name}" is starting; try again in a few seconds`
-    return `MCP server "${this.name}" is down (${this.lastError ?? "stopped"})`
+    return `MCP server "${this.name}" is down until Steward restarts (the owner's log says why)`
   }
 
   /** Settles after the first attempt, whether it connected or a restart was scheduled. */

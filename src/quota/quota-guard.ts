@@ -83,9 +83,14 @@ export class QuotaGuard {
     return `You have used today's ${this.quotas.tokensPerDay} model tokens (QUOTA_TOKENS_PER_DAY); I can work for you again after midnight UTC.`
   }
 
-  /** A model call's usage was recorded (its store write issued): the next check reads it. */
-  usageRecorded(): void {
-    this.tokens = undefined
+  /** A model call's usage was recorded (its store write issued): counted at once, so the check
+   *  before the run's next call sees it (a store read in flight may count it twice: too early
+   *  a refusal, never too late). Other processes' calls are read from the store. */
+  usageRecorded(sample: UsageSample): void {
+    const tokens = this.tokens
+    if (!tokens || !sample.user || tokens.day !== utcDay(this.now()).day) return
+    const user = sample.user
+    tokens.byUser = tokens.byUser.then((byUser) => byUser.set(user, (byUser.get(user) ?? 0) + sample.input + sample.output))
   }
 
   async tokensToday(user: UserId): Promise<number> {

@@ -3,7 +3,7 @@ import type { Condition, FiringRecord, TaskStatus, TriggerRecord } from "../core
 import type { Store } from "../store/store.ts"
 import { evaluateCondition } from "./condition.ts"
 import { dueOutcome, DueTimes } from "./due-times.ts"
-import { errorText } from "../core/errors.ts"
+import { internalError } from "../core/errors.ts"
 import { Firings } from "./firings.ts"
 import type { SchedulerHost } from "./host.ts"
 import { newTrigger, type TriggerOrigin } from "./new-trigger.ts"
@@ -72,7 +72,7 @@ export class Scheduler {
         if (trigger.status !== "active") continue
         // One trigger that cannot be re-armed (say, a cron expression a newer reading rejects)
         // must not keep the others from starting.
-        await this.dueTimes.catchUp(trigger).catch((error) => this.end(this.table.get(trigger.id)!, `it could not be re-armed: ${errorText(error)}`))
+        await this.dueTimes.catchUp(trigger).catch((error) => this.end(this.table.get(trigger.id)!, `it could not be re-armed: ${internalError(this.log, error, "could not re-arm a trigger", { trigger: trigger.id })}`))
       }
     })
     this.waits.startPolling(this.pollMs)

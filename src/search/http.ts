@@ -2,9 +2,17 @@ import type { z } from "zod"
 import { MAX_SEARCH_RESPONSE_BYTES } from "../untrusted/limits.ts"
 import { readCapped } from "../web/guarded-fetch.ts"
 
-/** A failed search, worded for the model that asked for it. */
+/** A failed search, worded for the model that asked for it. What the search API or the network
+ *  said (`detail`) is for the log: it can name the owner's internal hosts and accounts, and the
+ *  model relays what it reads. */
 export class SearchError extends Error {
   override name = "SearchError"
+  constructor(
+    message: string,
+    readonly detail?: string,
+  ) {
+    super(message)
+  }
 }
 
 /**
@@ -25,23 +33,22 @@ export async function requestJson<T>(provider: string, url: URL, init: RequestIn
     if (error instanceof SearchError) throw error
     signal.throwIfAborted()
     if (deadline.aborted) throw new SearchError(`${provider} search did not answer within ${timeoutMs / 1000} s; try again later`)
-    throw new SearchError(`${provider} search could not be reached: ${causeOf(error)}`)
+    throw new SearchError(`${provider} search could not be reached${codeOf(error)}`, causeOf(error))
   }
-  if (!response.ok) throw new SearchError(statusMessage(provider, response, body))
+  if (!response.ok) throw new SearchError(statusMessage(provider, response), body.slice(0, 2000).trim() || undefined)
   let json: unknown
   try {
     json = JSON.parse(body)
   } catch {
-    throw new SearchError(`${provider} search answered with something that is not JSON (${response.headers.get("content-type") ?? "no content type"}): ${body.slice(0, 200)}`)
+    throw new SearchError(`${provider} search answered with something that is not JSON (${response.headers.get("content-type") ?? "no content type"})`, body.slice(0, 2000))
   }
   const parsed = shape.safeParse(json)
   if (!parsed.success) throw new SearchError(`${provider} search answered with JSON of an unexpected shape: ${parsed.error.issues[0]?.message ?? ""}`)
   return parsed.data
 }
 
-function statusMessage(provider: string, response: Response, body: string): string {
-  const detail = body.slice(0, 200).trim()
-  const status = `HTTP ${response.status}${detail ? `: ${detail}` : ""}`
+function statusMessage(provider: string, response: Response): string {
+  const status = `HTTP ${response.status}`
   if (response.status === 429) {
     const retryAfter = response.headers.get("retry-after")
     return `${provider} search is rate limited (${status}); try again ${retryAfter ? `in ${retryAfter} s` : "later"} or do without searching`
@@ -49,6 +56,13 @@ function statusMessage(provider: string, response: Response, body: string): stri
   if (response.status === 401 || response.status === 403) return `${provider} search refused the request, probably the API key or the instance's settings (${status}); searching will not work until the owner fixes it`
   if (response.status >= 500) return `${provider} search failed on its side (${status}); try again later`
   return `${provider} search rejected the request (${status})`
+}
+
+/** The system error code of a failed connection (ECONNREFUSED, ENOTFOUND…): what went wrong
+ *  without the address it went wrong at. */
+function codeOf(error: unknown): string {
+  const code = ((error as Error | undefined)?.cause as NodeJS.ErrnoException | undefined)?.code
+  return typeof code === "string" && /^[A-Z_]+$/.test(code) ? ` (${code})` : ""
 }
 
 /** fetch says "fetch failed"; the reason is in `cause`. */

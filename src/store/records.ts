@@ -29,6 +29,11 @@ export interface MessageRecord {
   kind?: "summary" | "kept"
   /** Tokens the model reported for the step that produced this message. */
   usage?: { input: number; output: number }
+  /** Whom the run that wrote it acted for: in a conversation several people share, another
+   *  person's turn is shown only what was said in the chat (agent/author-view.ts). */
+  author?: string
+  /** A message its author wrote in the chat (not task results, nor Steward's own input). */
+  fromUser?: boolean
 }
 
 /** Something that wakes a conversation's Teller. Deleted once the turn that handled it ends. */

@@ -15,6 +15,7 @@ import { STEP_TEXT } from "../agent/stream-step.ts"
 import type { LiveText } from "../channel/channel.ts"
 import type { Session, Sessions } from "./sessions.ts"
 import { firstOf, nextAuthor, putBack, takeOwn } from "./turn-author.ts"
+import { QuotaReached } from "./runner.ts"
 
 /** Why a turn was aborted by the user's /stop: it ends without an apology or a relayed report. */
 class StoppedByUser extends Error {}
@@ -280,7 +281,8 @@ export class Conversations implements ReplyCapability {
       outcome = { status: "done", text: "" }
       failed = true
       // What failed stays in the log; the user gets a reference the owner can look up.
-      if (!stopped) {
+      if (error instanceof QuotaReached) await this.deps.outbox.add(conversation.id, error.message, `error:${consumed[0]?.id ?? first.id}`)
+      else if (!stopped) {
         const ref = incident(this.deps.log, error, "Teller turn failed", { conversation: conversation.id, user: attempt.user })
         await this.deps.outbox.add(conversation.id, apology(ref), `error:${consumed[0]?.id ?? first.id}`)
       }

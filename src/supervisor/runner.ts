@@ -6,7 +6,7 @@ import type { ConversationId, Role, TaskRecord, ToolSummary, UserId } from "../c
 import { disabled, type Ruleset } from "../permission/permission.ts"
 import { withheldTools } from "../permission/roles.ts"
 import type { Capabilities } from "../tool/capabilities.ts"
-import type { ToolDefinition } from "../tool/tool.ts"
+import { ToolError, type ToolDefinition } from "../tool/tool.ts"
 import type { UsageSample } from "../usage/usage.ts"
 import type { Session } from "./sessions.ts"
 
@@ -27,7 +27,8 @@ export interface AgentRunnerDeps {
   recordCompaction: (user: UserId, summary: string) => Promise<void>
   /** Every model call's tokens, for the usage record. */
   onUsage?: (sample: UsageSample) => void
-  /** Why a run for this user may not start (their day's model tokens are used up), if so. */
+  /** Why a run for this user may not make its next model call (their day's model tokens are
+   *  used up), if so. */
   mayRun?: (user: UserId) => Promise<string | undefined>
   /** Added to a Worker's system prompt (MCP servers' `instructions`; "" when none). */
   workerInstructions?: () => string
@@ -50,8 +51,10 @@ export interface Run {
   answers?: LoopInput["answers"]
 }
 
-/** A run refused before its first model call: the user's quota is used up. */
-export class QuotaReached extends Error {
+/** A model call refused: the user's quota is used up. Its message is for the user. Thrown from a
+ *  tool's own model call (MCP sampling) it is that tool's error, which the model reads; before a
+ *  step it ends the run, and the user is told (conversations.ts, task-board.ts). */
+export class QuotaReached extends ToolError {
   override name = "QuotaReached"
 }
 
@@ -64,8 +67,12 @@ export class AgentRunner {
   async run({ agent, session, signal, where, takeInput, taskId, askedAt, onTool, onAnswer, answers }: Run): Promise<LoopOutcome> {
     const role = agent.role as Role
     const { config, rules } = this.deps
-    const refusal = await this.deps.mayRun?.(where.user)
-    if (refusal) throw new QuotaReached(refusal)
+    // Checked before every model call, not once per run: one long run cannot overspend the day.
+    const beforeCall = async () => {
+      const refusal = await this.deps.mayRun?.(where.user)
+      if (refusal) throw new QuotaReached(refusal)
+    }
+    await beforeCall()
     // The stable part first: the role's instructions, then what the user asked to be remembered.
     const memory = role === "worker" ? "" : await this.deps.memorySnapshot(where.user)
     // A server's instructions change only when it reconnects, so the prompt stays cacheable.
@@ -79,6 +86,7 @@ export class AgentRunner {
       environment: () => environment(new Date(), where, this.deps.timeZoneOf(where.user)),
       budgetTokens: config.contextBudgetTokens,
       onUsage: this.deps.onUsage,
+      beforeCall,
       compactionSystem: this.deps.agents.compaction.prompt,
       tools: this.toolsOf(agent),
       rules: rules[role],

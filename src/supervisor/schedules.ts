@@ -48,7 +48,8 @@ export class Schedules implements ScheduleCapability {
       await this.checkQuota(caller.user, zoned, await scheduler.createdBy(origin))
       return scheduler.create(zoned, { conversation: caller.conversation, user: caller.user, origin, askedAt: caller.askedAt })
     }
-    const resolved = resolveId(zoned.triggerId, scheduler.list(caller.conversation).map((trigger) => trigger.id), "schedule")
+    // Only the caller's own: a trigger runs as its user, so redefining another person's would act as them.
+    const resolved = resolveId(zoned.triggerId, scheduler.list(caller.conversation).filter((trigger) => trigger.user === caller.user).map((trigger) => trigger.id), "schedule")
     if ("error" in resolved) throw new ToolError(`triggerId: ${resolved.error}`)
     await this.checkQuota(caller.user, zoned, resolved.id)
     const edited = await scheduler.editTrigger(resolved.id, zoned, caller.conversation)

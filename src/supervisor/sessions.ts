@@ -1,4 +1,4 @@
-import type { SessionLog } from "../agent/loop.ts"
+import type { LogEntry, SessionLog } from "../agent/session-log.ts"
 import type { MessageRecord, SessionRecord } from "../store/records.ts"
 import { newId } from "../store/ids.ts"
 import type { Store } from "../store/store.ts"
@@ -11,7 +11,7 @@ export class Session implements SessionLog {
     private readonly store: Store,
   ) {}
 
-  async append(...entries: Array<Pick<MessageRecord, "message"> & Partial<Pick<MessageRecord, "kind" | "usage" | "eventId">>>): Promise<void> {
+  async append(...entries: LogEntry[]): Promise<void> {
     const createdAt = new Date().toISOString()
     const records = entries.map((entry) => ({ id: newId(), sessionId: this.info.id, createdAt, ...entry }))
     await this.store.save({ messages: records })

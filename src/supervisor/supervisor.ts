@@ -151,6 +151,7 @@ export class Supervisor {
       profiles: this.profiles,
       notes: { forget: (user, request) => forgetNotes(folderOf(user), request) },
       workspaceDir,
+      incidents: log,
     }
     const runner = this.runner(this.capabilities)
     const workerTypes = new Set(deps.agents.workers.keys())
@@ -196,7 +197,7 @@ export class Supervisor {
       rules: deps.rules,
       onUsage: (sample) => {
         deps.onUsage?.(sample)
-        this.quota.usageRecorded()
+        this.quota.usageRecorded(sample)
       },
       mayRun: (user) => this.quota.tokenRefusal(user),
       workerInstructions: deps.workerInstructions,

@@ -18,6 +18,7 @@ import { reportText } from "./report.ts"
 import type { Sessions } from "./sessions.ts"
 import { listTasks } from "./task-listing.ts"
 import { errorText, internalError } from "../core/errors.ts"
+import { QuotaReached } from "./runner.ts"
 import { CLUSTER_MAX_TASK_ATTEMPTS, HandedOver, interrupted, MAX_TASK_ATTEMPTS, Interrupted, isQuietRun, runOf, sessionInUse, TimedOut, newTask, resultsEventId, runTask, sessionOf } from "./task-records.ts"
 
 export interface TaskBoardDeps {
@@ -136,9 +137,10 @@ export class TaskBoard implements TaskCapability {
     const role = delegateTarget(caller.role)
     if (!role) throw new ToolError(refusal(caller.role, "delegate"))
     const continued = request.sessionId ? await this.deps.sessions.exists(request.sessionId) : undefined
-    // An unknown or foreign session id starts fresh rather than failing the call; so does one
+    // An unknown or foreign session id starts fresh rather than failing the call — another
+    // person's in a shared conversation too (its history is what was read for them); so does one
     // that an unfinished task is still using, since two runs cannot share one session log.
-    const continues = continued !== undefined && continued.conversation === caller.conversation && continued.role === role && !sessionInUse(this.tasks.values(), continued.id)
+    const continues = continued !== undefined && continued.conversation === caller.conversation && continued.user === caller.user && continued.role === role && !sessionInUse(this.tasks.values(), continued.id)
     const task: TaskRecord = {
       ...newTask(caller, origin, role, role === "planner" ? "planner" : (request.worker ?? DEFAULT_WORKER)),
       type: request.type,
@@ -314,7 +316,7 @@ export class TaskBoard implements TaskCapability {
           if (this.deps.stopping()) return this.deps.store.save({ tasks: [interrupted(this.tasks.get(task.id)!, false)] })
           const why: unknown = controller.signal.aborted ? controller.signal.reason : error
           const status: TaskStatus = why instanceof TimedOut ? "timed_out" : why instanceof Cancelled ? "cancelled" : "failed"
-          return this.finish(this.tasks.get(task.id)!, { status, error: status === "failed" ? internalError(this.deps.log, why, "task failed", { task: task.id }) : errorText(why) })
+          return this.finish(this.tasks.get(task.id)!, { status, error: status !== "failed" || why instanceof QuotaReached ? errorText(why) : internalError(this.deps.log, why, "task failed", { task: task.id }) })
         },
       )
       .catch((error) => this.deps.log.error({ err: error, task: task.id }, "could not record the end of a task"))

@@ -13,15 +13,17 @@ export async function listTasks(
   caller: Caller,
   filter: ListTasksFilter,
 ): Promise<TaskSummary[]> {
+  // In a conversation several people share, each one's tasks and schedules are their own.
+  const own = (item: { user: UserId }) => item.user === caller.user
   if (filter.scope === "finished") {
     const ended = await from.store.finishedTasks(caller.conversation, { limit: Math.min(filter.limit ?? DEFAULT_PAGE, MAX_PAGE), before: filter.before })
-    return ended.map(taskSummary)
+    return ended.filter(own).map(taskSummary)
   }
   const statuses: TaskStatus[] = filter.scope === "queue" ? ["queued"] : filter.scope === "running" ? ["running"] : filter.scope === "all" ? ["queued", "running"] : []
-  const tasks = [...from.live].filter((task) => task.conversation === caller.conversation && statuses.includes(task.status) && (!filter.role || task.role === filter.role)).map(taskSummary)
+  const tasks = [...from.live].filter((task) => task.conversation === caller.conversation && own(task) && statuses.includes(task.status) && (!filter.role || task.role === filter.role)).map(taskSummary)
   const withTriggers = (filter.scope === "triggers" || filter.scope === "all") && !filter.role
   const zone = from.timeZoneOf(caller.user)
-  const triggers = withTriggers ? from.scheduler.list(caller.conversation).map((trigger) => triggerSummary(trigger, zone)) : []
+  const triggers = withTriggers ? from.scheduler.list(caller.conversation).filter(own).map((trigger) => triggerSummary(trigger, zone)) : []
   return [...tasks, ...triggers]
 }
 

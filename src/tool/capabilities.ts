@@ -1,4 +1,5 @@
 import type { ModelMessage } from "ai"
+import type { Logger } from "pino"
 import type { ConversationId, HistoryReader, OutgoingFile, Role, UserId } from "../core/types.ts"
 import type { Answer, Question } from "../question/questions.ts"
 import type { ScheduleRequest } from "../schedule/request.ts"
@@ -189,4 +190,7 @@ export interface Capabilities {
   notes: MemoryNotes
   /** Folder that worker file tools are confined to. */
   workspaceDir: string
+  /** Where a failure is logged whose text is not for the model (core/errors.ts `internalError`):
+   *  a model relays what it reads, so it is given the failure's reference instead. */
+  incidents: Pick<Logger, "error">
 }

@@ -1,4 +1,5 @@
 import { z } from "zod"
+import { incident } from "../core/errors.ts"
 import { SearchError } from "../search/http.ts"
 import type { SearchProvider } from "../search/result.ts"
 import { defineTool, ToolError } from "./tool.ts"
@@ -26,8 +27,9 @@ export function createWebSearchTool(provider: SearchProvider) {
       try {
         return await provider.search(query, limit, ctx.abort)
       } catch (error) {
-        if (error instanceof SearchError) throw new ToolError(error.message)
-        throw error
+        if (!(error instanceof SearchError)) throw error
+        if (!error.detail) throw new ToolError(error.message)
+        throw new ToolError(`${error.message} (what it said is in the log under reference ${incident(ctx.incidents, error.detail, "a web search failed")})`)
       }
     },
   })

@@ -56,6 +56,7 @@ export function setup(script: Script, tools: ToolDefinition[], overrides: Partia
     sessionId: "s1",
     abort: abort.signal,
     ...({} as Capabilities),
+    incidents: { error: () => {} },
   }
   const input: LoopInput = {
     model,

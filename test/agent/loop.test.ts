@@ -119,26 +119,29 @@ describe("runLoop", { timeout: 5_000 }, () => {
     expect(model.calls[1]!.lastToolResults[0]!.output).toMatch(/no_such_tool.*Available tools: echo/)
   })
 
-  it("passes a ToolError's message verbatim and prefixes a plain Error's", async () => {
+  it("passes a ToolError's message verbatim; a plain Error's text goes to the log, the model gets its reference", async () => {
+    const internals = "upstream llm-gw-07.corp.internal:8443 failed: db password rejected"
     const failing = defineTool({
       id: "fail",
       description: "Fails.",
       parameters: z.object({ kind: z.enum(["tool", "plain"]) }),
       execute: async ({ kind }) => {
         if (kind === "tool") throw new ToolError("File not found: notes.txt")
-        throw new Error("socket hang up")
+        throw new Error(internals)
       },
     })
+    const logged: Array<{ fields: Record<string, unknown>; what: string }> = []
     const { model, input, log } = setup(sequence(call("fail", { kind: "tool" }), call("fail", { kind: "plain" }), text("ok")), [failing])
+    input.context = { ...input.context, incidents: { error: (fields: Record<string, unknown>, what: string) => void logged.push({ fields, what }) } as never }
     await log.append({ message: user("hi") })
     await runLoop(input)
     const first = model.calls[1]!.lastToolResults[0]!
     const second = model.calls[2]!.lastToolResults[0]!
     expect(first).toMatchObject({ isError: true, output: "File not found: notes.txt" })
     expect(second.isError).toBe(true)
-    expect(second.output).toMatch(/socket hang up$/)
-    expect(second.output).not.toBe("socket hang up")
-    expect(second.output).toContain("fail")
+    expect(second.output).toMatch(/^Tool fail failed: an internal error \(reference ref-[0-9a-f]{8}\)$/)
+    expect(JSON.stringify(model.calls.map((c) => c.prompt))).not.toContain("llm-gw-07")
+    expect(logged).toEqual([{ what: "a tool failed", fields: expect.objectContaining({ tool: "fail", ref: /reference (ref-\w+)/.exec(String(second.output))![1], err: expect.objectContaining({ message: internals }) }) }])
   })
 
   it("on the last allowed step asks for a text answer and offers no tools", async () => {

@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process"
-import { mkdtempSync, rmSync } from "node:fs"
+import { mkdtempSync, rmSync, statSync } from "node:fs"
 import { readFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -88,6 +88,8 @@ describe("the owner CLI against a running Steward", () => {
     rmSync(copy, { recursive: true, force: true })
     await import("node:fs").then((fs) => fs.mkdirSync(copy))
     expect((await cli("backup", join(copy, "steward.sqlite"))).stdout).toMatch(/^backed up to /)
+    // The owner's alone whatever the umask the CLI was started with (the test's, usually 022).
+    expect((statSync(join(copy, "steward.sqlite")).mode & 0o777).toString(8)).toBe("600")
     const restored = await Store.open(copy)
     expect((await restored.schedules.triggers()).length).toBe(2)
     expect((await restored.owner.usageSince(0)).length).toBe(3)

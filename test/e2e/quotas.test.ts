@@ -81,6 +81,23 @@ describe("quotas (real grammY, fake Bot API, scripted model)", () => {
     expect(refusals.filter((content) => content.includes("you have 10 recurring schedules, the most you may have (QUOTA_SCHEDULES=10)"))).toHaveLength(2)
   }, 90_000)
 
+  it("QUOTA_TOKENS_PER_DAY is checked before every model call: one long Worker run stops at the limit, not at its last step", async () => {
+    const cheap = { usage: { prompt: 1, completion: 1 } }
+    const steward = await start(
+      byRole({
+        teller: (req) => (afterTool(req) ? { text: "", ...cheap } : { toolCalls: [{ name: "delegate", args: { prompt: "dig through my files" } }], ...cheap }),
+        planner: (req) => (afterTool(req) ? { text: "Dispatched.", ...cheap } : { toolCalls: [{ name: "delegate", args: { prompt: req.lastUserText } }], ...cheap }),
+        // Every step costs 400 tokens and asks for one more (up to WORKER_MAX_STEPS, 30).
+        worker: (req) => ({ toolCalls: [{ name: "list_files", args: { path: `.${"/.".repeat(req.messages.length % 7)}` } }], usage: { prompt: 400, completion: 0 } }),
+      }),
+      { QUOTA_TOKENS_PER_DAY: "2000" },
+    )
+    api.pushUpdate(textUpdate(USER, USER, "dig"))
+    await api.waitFor(() => textsIn(USER).some((text) => text.includes("QUOTA_TOKENS_PER_DAY")))
+    await steward.supervisor.idle()
+    expect(server!.requests.filter((request) => request.role === "worker").length).toBe(5) // 5 × 400 = 2000: the sixth is refused
+  }, 60_000)
+
   it("a user over QUOTA_TOKENS_PER_DAY is told once and costs no more model calls; the owner keeps being answered", async () => {
     const steward = await start(byRole({ teller: replying("ok") }), { QUOTA_TOKENS_PER_DAY: "1" })
     api.pushUpdate(textUpdate(USER, USER, "hello"))

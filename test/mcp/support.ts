@@ -33,6 +33,6 @@ export const testWorkspace = mkdtempSync(join(tmpdir(), "steward-mcp-workspace-"
 /** A call as a Worker's run makes it; `extra` adds or replaces capabilities (questions, permit, complete…). */
 export function callTool(tool: ToolDefinition, args: unknown, abort = new AbortController().signal, extra: Partial<ToolContext> = {}): Promise<any> {
   const replies = { reply: async () => {}, sendFile: async () => {} }
-  const ctx = { role: "worker", agent: "default", conversation: "test:c1", user: "test:u1", sessionId: "s1", callId: "c1", abort, workspaceDir: testWorkspace, replies, ...extra } as unknown as ToolContext
+  const ctx = { role: "worker", agent: "default", conversation: "test:c1", user: "test:u1", sessionId: "s1", callId: "c1", abort, workspaceDir: testWorkspace, replies, incidents: { error: () => {} }, ...extra } as unknown as ToolContext
   return tool.execute(tool.parameters.parse(args), ctx)
 }

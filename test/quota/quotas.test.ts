@@ -32,6 +32,8 @@ describe("quota settings", () => {
     ["QUOTA_MIN_INTERVAL_SECONDS", "30", 'QUOTA_MIN_INTERVAL_SECONDS: expected a whole number from 60 to 31536000, got "30"'],
     ["QUOTA_TOKENS_PER_DAY", "1e6", 'QUOTA_TOKENS_PER_DAY: expected a whole number from 0 to 1000000000000, got "1e6"'],
     ["QUOTA_MEMORY_NOTE_CHARS", "-1", 'QUOTA_MEMORY_NOTE_CHARS: expected a whole number from 1 to 20000, got "-1"'],
+    ["QUOTA_MEMORY_NOTES_PER_DAY", "2.5", 'QUOTA_MEMORY_NOTES_PER_DAY: expected a whole number from 0 to 1000000, got "2.5"'],
+    ["QUOTA_UPLOADS_PER_DAY", "lots", 'QUOTA_UPLOADS_PER_DAY: expected a whole number from 0 to 1000000, got "lots"'],
   ])("refuse a bad %s in one line naming it", (variable, value, message) => {
     let error: unknown
     try {

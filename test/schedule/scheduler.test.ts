@@ -105,6 +105,16 @@ describe("missed runs and restarts", () => {
     scheduler = await startScheduler()
   }
 
+  it("ends a schedule it cannot re-arm at start-up, telling the user a reference, not the error", async () => {
+    const { taskId } = await create({ type: "recurring", cron: "0 * * * *" })
+    await scheduler.stop()
+    // A record no reading accepts any more (a newer cron parser, a hand edit): arming it throws.
+    await db.save({ triggers: [{ ...(await db.schedules.trigger(taskId))!, cron: "not a cron expression" }] })
+    vi.setSystemTime(new Date("2026-01-05T11:05:00Z")) // its 11:00 run was missed
+    scheduler = await startScheduler()
+    expect(host.notices).toEqual([expect.stringMatching(/ended: it could not be re-armed: an internal error \(reference ref-[0-9a-f]{8}\)\.$/)])
+  })
+
   it("runs a missed due time once when it is late by at most maxLateness, as missed_run", async () => {
     const { taskId } = await create({ type: "recurring", interval: 600 })
     await downUntil("2026-01-05T10:45:00Z") // 10:10, 10:20, 10:30 and 10:40 passed

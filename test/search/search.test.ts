@@ -38,16 +38,20 @@ describe.each(["searxng", "brave", "tavily"] as const)("web_search through %s", 
 
   it.each([
     [{ status: 429, headers: { "retry-after": "30" }, body: "slow down" }, /rate limited.*try again in 30 s/],
-    [{ status: 503, body: "maintenance" }, /failed on its side \(HTTP 503: maintenance\); try again later/],
+    [{ status: 503, body: "maintenance: upstream llm-gw-07.corp.internal:8443 failed: db password rejected" }, /failed on its side \(HTTP 503\); try again later \(what it said is in the log under reference ref-\w+\)$/],
     [{ status: 403, body: "forbidden" }, /refused the request.*HTTP 403/],
     ["bad-json" as const, /not JSON \(text\/html\)/],
   ])("reports %j as a tool error the model can read", async (failure, message) => {
     api.failWith(failure)
-    const error = await callTool(toolFor(envs()[provider]), { query: "dogs" }).catch((e) => e)
+    const logged: unknown[] = []
+    const error = await callTool(toolFor(envs()[provider]), { query: "dogs" }, undefined, { incidents: { error: (fields: unknown) => void logged.push(fields) } as never }).catch((e) => e)
     api.failWith(undefined)
     expect(error).toBeInstanceOf(ToolError)
     expect(error.message).toMatch(message)
     expect(error.message).toContain(provider)
+    // What the API said stays in the log: it may name the owner's internal hosts and accounts.
+    expect(error.message).not.toContain("llm-gw-07")
+    if (typeof failure === "object" && failure.status === 503) expect(JSON.stringify(logged)).toContain("db password rejected")
   })
 })
 
@@ -72,7 +76,7 @@ it("reports a search API that cannot be reached", async () => {
   const gone = await startSearchApi()
   await gone.close()
   const tool = toolFor({ SEARCH_PROVIDER: "searxng", SEARXNG_URL: gone.url })
-  await expect(callTool(tool, { query: "x" })).rejects.toThrow(/searxng search could not be reached: .*ECONNREFUSED/)
+  await expect(callTool(tool, { query: "x" })).rejects.toThrow(/^searxng search could not be reached \(ECONNREFUSED\) \(what it said is in the log under reference ref-\w+\)$/)
 })
 
 it("reports a search that does not answer in time", async () => {

@@ -131,3 +131,90 @@ describe("a turn acts for the author of its messages (shared conversations)", ()
     expect(harness.channel.sent.map((m) => m.text)).not.toContain("A's long job done")
   })
 })
+
+describe("a shared conversation's history, as another person's turn sees it", () => {
+  it("shows B what was said in the chat, never what A's tools and tasks read for A", async () => {
+    const seen: ChatRequest[] = []
+    const teller = (req: ChatRequest): Reply => {
+      seen.push(req)
+      if (afterTool(req)) return req.lastToolResults.some((r) => r.toolName === "remember") ? say("Noted.") : { text: "" }
+      if (req.lastUserText.startsWith("<task-results>")) return say("Your summary is ready.")
+      if (req.lastUserText.includes("A: keep my pin")) return { toolCalls: [{ name: "remember", args: { content: "A-PIN-4711" } }] }
+      if (req.lastUserText.includes("A: summarise my files")) return { toolCalls: [{ name: "delegate", args: { prompt: "summarise the files" } }] }
+      return say("ok")
+    }
+    const planner = (req: ChatRequest): Reply => (afterTool(req) ? { text: "Dispatched." } : { toolCalls: [{ name: "delegate", args: { prompt: req.lastUserText } }] })
+    harness = await startHarness(byRole({ teller, planner, worker: () => ({ text: "A-REPORT-SECRET" }) }))
+    await harness.channel.say("A: keep my pin", THREAD, A)
+    await harness.app.supervisor.idle()
+    await harness.channel.say("A: summarise my files", THREAD, A)
+    await harness.app.supervisor.idle()
+    await harness.channel.say("B: what did A store?", THREAD, B)
+    await harness.app.supervisor.idle()
+    await harness.channel.say("A: thanks", THREAD, A)
+    await harness.app.supervisor.idle()
+
+    const forB = JSON.stringify(seen.filter((req) => actingFor(req) === B).map((req) => req.messages))
+    expect(forB).toContain("A: keep my pin")
+    expect(forB).toContain("Noted.")
+    expect(forB).toContain("Your summary is ready.")
+    expect(forB).not.toContain("A-PIN-4711")
+    expect(forB).not.toContain("A-REPORT-SECRET")
+    // A's own later turn still has all of it.
+    const forA = JSON.stringify(seen.find((req) => req.lastUserText.includes("A: thanks"))!.messages)
+    expect(forA).toContain("A-PIN-4711")
+    expect(forA).toContain("A-REPORT-SECRET")
+    expect(forA).toContain("B: what did A store?")
+  })
+})
+
+describe("another person's work in a shared conversation", () => {
+  it("B's Planner can neither redefine A's schedule, nor continue A's Worker session, nor list A's tasks", async () => {
+    const plannerSaw: ChatRequest[] = []
+    const teller = (req: ChatRequest): Reply => (afterTool(req) ? { text: "" } : req.lastUserText.startsWith("<task-results>") ? say("done") : { toolCalls: [{ name: "delegate", args: { prompt: req.lastUserText } }] })
+    let aSession = ""
+    let aSchedule = ""
+    const planner = (req: ChatRequest): Reply => {
+      plannerSaw.push(req)
+      if (afterTool(req)) return { text: "Dispatched." }
+      const text = req.lastUserText
+      if (text.includes("A: schedule")) return { toolCalls: [{ name: "schedule", args: { prompt: "A's digest", type: "recurring", interval: 3600 } }] }
+      if (text.includes("A: work")) return { toolCalls: [{ name: "delegate", args: { prompt: "read A's files" } }] }
+      if (text.includes("B: take over")) {
+        return {
+          toolCalls: [
+            { name: "schedule", args: { triggerId: aSchedule, prompt: "send me A's files", type: "recurring", interval: 3600 } },
+            { name: "delegate", args: { prompt: "go on", session_id: aSession } },
+            { name: "list_tasks", args: { scope: "all" } },
+            { name: "list_tasks", args: { scope: "finished" } },
+          ],
+        }
+      }
+      return { text: "?" }
+    }
+    harness = await startHarness(byRole({ teller, planner, worker: () => ({ text: "A-WORKER-READ" }) }))
+    // B is not an owner: anyone may talk to Steward, A and the test owner are named.
+    harness.config.allowedUsers.users.delete(B)
+    harness.config.allowedUsers.anyone = true
+    await harness.channel.say("A: schedule", THREAD, A)
+    await harness.app.supervisor.idle()
+    await harness.channel.say("A: work", THREAD, A)
+    await harness.app.supervisor.idle()
+    const tasks = await harness.app.store.tasks()
+    aSession = tasks.find((task) => task.role === "worker" && task.user === A)!.sessionId
+    aSchedule = (await harness.app.store.schedules.triggers())[0]!.id
+    await harness.channel.say("B: take over", THREAD, B)
+    await harness.app.supervisor.idle()
+
+    expect((await harness.app.store.schedules.trigger(aSchedule))!.prompt).toBe("A's digest")
+    const bWorker = (await harness.app.store.tasks()).find((task) => task.role === "worker" && task.user === B)!
+    expect(bWorker.sessionId).not.toBe(aSession)
+    expect(bWorker.continuesSession).toBeUndefined()
+    const results = plannerSaw.find((req) => req.lastToolResults.some((r) => r.toolName === "list_tasks"))!.lastToolResults
+    expect(results.find((r) => r.toolName === "schedule")!.content).toMatch(/triggerId/)
+    for (const listing of results.filter((r) => r.toolName === "list_tasks")) {
+      expect(listing.content).not.toContain(aSchedule)
+      expect(listing.content).not.toContain("read A's files")
+    }
+  })
+})
