@@ -122,12 +122,15 @@ export class ManagedServer {
   async readResource(uri: string, ctx: ToolContext): Promise<McpToolOutput> {
     const client = this.source.client()
     if (!client.getServerCapabilities()?.resources) throw new ToolError(`MCP server "${this.name}" offers no resources`)
+    const done = await this.requests.calls.enter(ctx)
     try {
       await this.requests.beforeCall(ctx)
       return await formatResource(await client.readResource({ uri }, { timeout: this.options.toolTimeoutMs, signal: ctx.abort }), { server: this.name, ctx })
     } catch (error) {
       ctx.abort.throwIfAborted()
       throw error instanceof ToolError ? error : new ToolError(`read_resource ${this.name} ${uri} failed: ${messageOf(error)}`)
+    } finally {
+      done()
     }
   }
 

@@ -1,11 +1,12 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
-import { ErrorCode, McpError, type CallToolResult, type Progress, type Tool } from "@modelcontextprotocol/sdk/types.js"
+import { ErrorCode, McpError, type CallToolResult, type Tool } from "@modelcontextprotocol/sdk/types.js"
 import type { JSONSchema7 } from "ai"
 import { z } from "zod"
 import { defineTool, ToolError, type ToolContext, type ToolDefinition } from "../tool/tool.ts"
 import type { CallsInFlight } from "./calls.ts"
 import { messageOf } from "./connect.ts"
+import { pacedProgress } from "./progress.ts"
 import { formatResult } from "./result.ts"
 
 // Enough of the arguments for an owner to recognise the call when a rule asks them.
@@ -59,7 +60,7 @@ export function mcpTool(source: McpToolSource, tool: Tool, name: string): ToolDe
     untrustedOutput: true,
     ...(tool.annotations?.readOnlyHint !== true && { guardedWhenTainted: true as const }),
     async execute(args, ctx) {
-      const done = source.calls.add(ctx)
+      const done = await source.calls.enter(ctx, () => ctx.progress?.(`waiting: MCP server "${source.server}" is busy with another conversation's calls`))
       try {
         const result = await callOnce(source, tool, name, args as Record<string, unknown>, ctx)
         const output = await formatResult(result, { server: source.server, ctx })
@@ -74,6 +75,7 @@ export function mcpTool(source: McpToolSource, tool: Tool, name: string): ToolDe
 
 async function callOnce(source: McpToolSource, tool: Tool, name: string, args: Record<string, unknown>, ctx: ToolContext, retried = false): Promise<CallToolResult> {
   let progressed = false
+  const shown = pacedProgress((text) => ctx.progress?.(text))
   try {
     await source.beforeCall(ctx)
     // A progress token is sent with every call; each report resets the timeout, up to the maximum.
@@ -83,7 +85,7 @@ async function callOnce(source: McpToolSource, tool: Tool, name: string, args: R
       maxTotalTimeout: source.maxMs,
       onprogress: (progress) => {
         progressed = true
-        ctx.progress?.(progressText(progress))
+        shown.report(progress)
       },
       signal: ctx.abort,
     })) as CallToolResult
@@ -106,13 +108,9 @@ async function callOnce(source: McpToolSource, tool: Tool, name: string, args: R
     if (error instanceof McpError && error.code !== ErrorCode.ConnectionClosed) throw new ToolError(`${name} failed: ${error.message}`)
     const down = source.whyDown()
     throw new ToolError(down ? `${name}: the connection was lost during the call; ${down}` : `${name}: MCP server "${source.server}" could not be reached: ${messageOf(error)}`)
+  } finally {
+    shown.stop()
   }
-}
-
-/** "3/10" with a total, "40%" when the progress is a fraction, else the count; the server's message after it. */
-export function progressText({ progress, total, message }: Progress): string {
-  const amount = total !== undefined && total > 0 ? (total === 1 || total === 100 ? `${Math.round((progress / total) * 100)}%` : `${progress}/${total}`) : `${progress}`
-  return message ? `${amount} ${message}` : amount
 }
 
 function checker(schema: JSONSchema7): z.ZodType {

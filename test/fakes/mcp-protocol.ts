@@ -25,6 +25,31 @@ export function protocolMcpServer(): McpServer {
       return text(`done after ${steps} steps`)
     },
   )
+  server.registerTool(
+    "flood",
+    { description: "Sends `count` progress reports at once (no total, a fraction, a message), then answers.", inputSchema: { count: z.number() } },
+    async ({ count }, extra) => {
+      const token = extra._meta?.progressToken
+      for (let i = 1; i <= count && token !== undefined; i++) await extra.sendNotification({ method: "notifications/progress", params: { progressToken: token, progress: i / 4, message: `chunk ${i}` } })
+      return text(`flooded ${count}`)
+    },
+  )
+  let cancelled = 0
+  server.registerTool("wait", { description: "Reports progress once, then waits until it is cancelled." }, async (extra) => {
+    const token = extra._meta?.progressToken
+    if (token !== undefined) await extra.sendNotification({ method: "notifications/progress", params: { progressToken: token, progress: 1 } })
+    await new Promise<void>((resolve) => extra.signal.addEventListener("abort", () => resolve(), { once: true }))
+    cancelled++
+    return text("cancelled")
+  })
+  server.registerTool("cancellations", { description: "How many calls of `wait` the client cancelled." }, async () => text(String(cancelled)))
+  server.registerTool("ask_name", { description: "Asks the user for their name." }, async (ctx) => {
+    const result = await server.server.elicitInput(
+      { message: "Who are you?", requestedSchema: { type: "object", properties: { name: { type: "string", title: "Name" } }, required: ["name"] } },
+      { relatedRequestId: ctx.requestId },
+    )
+    return text(JSON.stringify(result))
+  })
   let extra: ReturnType<McpServer["registerTool"]> | undefined
   server.registerTool("grow", { description: "Adds the tool `extra` (and announces the change)." }, async () => {
     extra ??= server.registerTool("extra", { description: "Appeared at run time." }, async () => text("extra here"))

@@ -1,0 +1,53 @@
+import { describe, expect, it } from "vitest"
+import type { Question } from "../../src/question/questions.ts"
+import type { ToolContext } from "../../src/tool/tool.ts"
+import { asker, startHub, transports } from "./protocol-support.ts"
+import { callTool } from "./support.ts"
+
+// Variants of the protocol a third-party server may use, on stdio, Streamable HTTP and SSE:
+// two users' calls to one server asking each their own question, a flood of progress reports,
+// a call stopped by its user.
+
+const as = (user: string, extra: Partial<ToolContext> = {}) => ({ ...extra, user, conversation: `test:${user}` }) as Partial<ToolContext>
+
+describe.each(transports)("over %s", (_name, entry) => {
+  it("routes each user's question from a server to that user while both call it", async () => {
+    const { tool } = await startHub(await entry())
+    let answerFirst!: () => void
+    let firstAsked!: () => void
+    const asking = new Promise<void>((resolve) => (firstAsked = resolve))
+    const first = asker(() => {
+      firstAsked()
+      return new Promise((resolve) => (answerFirst = () => resolve({ answer: "Ada" })))
+    })
+    const second = asker(() => ({ answer: "Bob" }))
+    const ada = callTool(tool("proto_ask_name"), {}, undefined, as("test:ada", first.extra))
+    await asking
+    // The second user's call comes while the first user's question waits for its answer.
+    const waiting: string[] = []
+    const bob = callTool(tool("proto_ask_name"), {}, undefined, as("test:bob", { ...second.extra, progress: (text: string) => void waiting.push(text) }))
+    await expect.poll(() => waiting.length, { timeout: 2_000 }).toBe(1)
+    answerFirst()
+    expect(JSON.parse((await ada).text)).toEqual({ action: "accept", content: { name: "Ada" } })
+    expect(JSON.parse((await bob).text)).toEqual({ action: "accept", content: { name: "Bob" } })
+    expect(first.asked.map((q: Question) => q.question)).toEqual([expect.stringContaining("Who are you?")])
+    expect(second.asked).toHaveLength(1)
+    expect(waiting[0]).toMatch(/busy with another conversation's calls/)
+  })
+
+  it("paces a flood of progress reports (no total, fractions, messages) to the call's status", async () => {
+    const { tool } = await startHub(await entry())
+    const shown: string[] = []
+    expect(await callTool(tool("proto_flood"), { count: 500 }, undefined, { progress: (text: string) => void shown.push(text) })).toEqual({ text: "flooded 500" })
+    expect(shown.length).toBeLessThanOrEqual(2)
+    expect(shown[0]).toBe("0.25 chunk 1")
+  })
+
+  it("sends notifications/cancelled when the user stops a call that reports progress", async () => {
+    const { tool } = await startHub(await entry(), { toolTimeoutMs: 10_000 })
+    const stop = new AbortController()
+    const call = callTool(tool("proto_wait"), {}, stop.signal, { progress: () => stop.abort(new Error("stopped by the user")) })
+    await expect(call).rejects.toThrow("stopped by the user")
+    await expect.poll(async () => (await callTool(tool("proto_cancellations"), {})).text, { timeout: 3_000 }).toBe("1")
+  })
+})
