@@ -77,6 +77,10 @@ export class CallerRequests implements ServerRequests {
     // A server seen not to ask again keeps no roots of its own: no wait for it.
     this.reasks = await asked
     this.onRootsAsked = undefined
+    if (!this.reasks) return
+    // Once the answer has gone out, a ping's round trip lets the server take it in before the call.
+    await new Promise((resolve) => setImmediate(resolve))
+    await client.ping({ timeout: ROOTS_REASK_MS }).catch(() => {})
   }
 
   /** A new connection: a new server process or session, which has not asked yet. */

@@ -1,8 +1,10 @@
+import { pathToFileURL } from "node:url"
 import { describe, expect, it } from "vitest"
 import type { Question } from "../../src/question/questions.ts"
 import type { ToolContext } from "../../src/tool/tool.ts"
+import { userWorkspaceDir } from "../../src/tool/workspace.ts"
 import { asker, startHub, transports } from "./protocol-support.ts"
-import { callTool } from "./support.ts"
+import { callTool, testWorkspace } from "./support.ts"
 
 // Variants of the protocol a third-party server may use, on stdio, Streamable HTTP and SSE:
 // two users' calls to one server asking each their own question, a flood of progress reports,
@@ -49,5 +51,21 @@ describe.each(transports)("over %s", (_name, entry) => {
     const call = callTool(tool("proto_wait"), {}, stop.signal, { progress: () => stop.abort(new Error("stopped by the user")) })
     await expect(call).rejects.toThrow("stopped by the user")
     await expect.poll(async () => (await callTool(tool("proto_cancellations"), {})).text, { timeout: 3_000 }).toBe("1")
+  })
+})
+
+const reference = (pkg: string, ...args: string[]) => ({ command: process.execPath, args: [new URL(`../../node_modules/@modelcontextprotocol/${pkg}/dist/index.js`, import.meta.url).pathname, ...args] })
+
+describe("server-everything called by two users in turn", () => {
+  it("knows each caller's own workspace as its root from the first call after the switch", async () => {
+    const { tool } = await startHub(reference("server-everything", "stdio"))
+    const roots = async (user: string) => (await callTool(tool("proto_get-roots-list"), {}, undefined, as(user))).text
+    const ann = pathToFileURL(userWorkspaceDir(testWorkspace, "test:ann")).href
+    const bob = pathToFileURL(userWorkspaceDir(testWorkspace, "test:bob")).href
+    expect(await roots("test:ann")).toContain(ann)
+    const bobs = await roots("test:bob")
+    expect(bobs).toContain(bob)
+    expect(bobs).not.toContain(ann)
+    expect(await roots("test:ann")).not.toContain(bob)
   })
 })
