@@ -95,6 +95,13 @@ export function protocolMcpServer(): McpServer {
       { type: "text" as const, text: "For your eyes only", annotations: { audience: ["user" as const] } },
     ],
   }))
+  server.registerTool("media_variants", { description: "An SVG, audio and an embedded PDF." }, async () => ({
+    content: [
+      { type: "image" as const, data: Buffer.from("<svg xmlns='http://www.w3.org/2000/svg'/>").toString("base64"), mimeType: "image/svg+xml" },
+      { type: "audio" as const, data: Buffer.from("RIFF....WAVE").toString("base64"), mimeType: "audio/wav" },
+      { type: "resource" as const, resource: { uri: "file:///report.pdf", mimeType: "application/pdf", blob: Buffer.from("%PDF-1.4").toString("base64") } },
+    ],
+  }))
   server.registerResource("memo-two", "memo://two", { mimeType: "text/plain" }, async (uri) => ({ contents: [{ uri: uri.href, mimeType: "text/plain", text: "second memo's text" }] }))
   server.registerResource("picture", "memo://picture", { mimeType: "image/png" }, async (uri) => ({ contents: [{ uri: uri.href, mimeType: "image/png", blob: TINY_PNG }] }))
   // Only callable as an MCP task: a client without the tasks API must not offer it.

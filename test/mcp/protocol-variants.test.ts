@@ -1,3 +1,5 @@
+import { readFileSync } from "node:fs"
+import { join } from "node:path"
 import { pathToFileURL } from "node:url"
 import { describe, expect, it } from "vitest"
 import type { Question } from "../../src/question/questions.ts"
@@ -35,6 +37,18 @@ describe.each(transports)("over %s", (_name, entry) => {
     expect(first.asked.map((q: Question) => q.question)).toEqual([expect.stringContaining("Who are you?")])
     expect(second.asked).toHaveLength(1)
     expect(waiting[0]).toMatch(/busy with another conversation's calls/)
+  })
+
+  it("saves audio, an embedded blob and images of any type, and shows the model only the images it takes", async () => {
+    const { tool } = await startHub(await entry())
+    const result = await callTool(tool("proto_media_variants"), {})
+    const lines: string[] = result.text.split("\n")
+    expect(lines[0]).toMatch(/^\[image image\/svg\+xml, saved as mcp\/proto\/\S+\.bin; not shown to the model, which takes PNG, JPEG, GIF and WebP\]$/)
+    expect(lines[1]).toMatch(/^\[audio audio\/wav, saved as mcp\/proto\/\S+\.wav\]$/)
+    expect(lines[2]).toMatch(/^\[resource file:\/\/\/report\.pdf \(application\/pdf\), saved as mcp\/proto\/\S+\.pdf\]$/)
+    expect(result.images).toBeUndefined()
+    const pdf = /saved as (\S+\.pdf)/.exec(lines[2]!)![1]!
+    expect(readFileSync(join(userWorkspaceDir(testWorkspace, "test:u1"), pdf), "utf8")).toBe("%PDF-1.4")
   })
 
   it("paces a flood of progress reports (no total, fractions, messages) to the call's status", async () => {
