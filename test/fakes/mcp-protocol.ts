@@ -10,8 +10,8 @@ import { z } from "zod"
 /** A 1×1 PNG. */
 export const TINY_PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
 
-export function protocolMcpServer(): McpServer {
-  const server = new McpServer({ name: "fake-protocol", version: "1.0.0" }, { instructions: "Always call proto_slow with steps of at least 2.", capabilities: { tools: { listChanged: true } } })
+export function protocolMcpServer(instructions = "Always call proto_slow with steps of at least 2."): McpServer {
+  const server = new McpServer({ name: "fake-protocol", version: "1.0.0" }, { instructions, capabilities: { tools: { listChanged: true } } })
   const text = (value: string) => ({ content: [{ type: "text" as const, text: value }] })
   server.registerTool(
     "slow",
