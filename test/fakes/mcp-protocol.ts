@@ -104,6 +104,16 @@ export function protocolMcpServer(instructions = "Always call proto_slow with st
   }))
   server.registerResource("memo-two", "memo://two", { mimeType: "text/plain" }, async (uri) => ({ contents: [{ uri: uri.href, mimeType: "text/plain", text: "second memo's text" }] }))
   server.registerResource("picture", "memo://picture", { mimeType: "image/png" }, async (uri) => ({ contents: [{ uri: uri.href, mimeType: "image/png", blob: TINY_PNG }] }))
+  server.registerTool("churn", { description: "Announces `count` tool list changes at once.", inputSchema: { count: z.number() } }, async ({ count }) => {
+    for (let i = 0; i < count; i++) server.sendToolListChanged()
+    return text("churned")
+  })
+  // How often the client listed the tools (the SDK's own handler, counted).
+  let listings = 0
+  const handlers = (server.server as unknown as { _requestHandlers: Map<string, (...args: unknown[]) => unknown> })._requestHandlers
+  const list = handlers.get("tools/list")!
+  handlers.set("tools/list", (...args) => (listings++, list(...args)))
+  server.registerTool("listings", { description: "How often the client listed the tools." }, async () => text(String(listings)))
   // Only callable as an MCP task: a client without the tasks API must not offer it.
   server.registerTool("task_only", { description: "Runs only as a task." }, async () => text("never")).execution = { taskSupport: "required" }
   return server

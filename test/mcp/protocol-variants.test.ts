@@ -52,6 +52,15 @@ describe.each(transports)("over %s", (_name, entry) => {
     expect(readFileSync(join(userWorkspaceDir(testWorkspace, "test:u1"), pdf), "utf8")).toBe("%PDF-1.4")
   })
 
+  it("lists the tools once at a time for a server that announces changes in a loop, and the next step still goes on", async () => {
+    const { hub, tool } = await startHub(await entry())
+    const before = Number((await callTool(tool("proto_listings"), {})).text)
+    expect(await callTool(tool("proto_churn"), { count: 200 })).toEqual({ text: "churned" })
+    await hub.families()[0]!.settled!()
+    await expect.poll(async () => Number((await callTool(tool("proto_listings"), {})).text) - before, { timeout: 5_000 }).toBeGreaterThan(0)
+    expect(Number((await callTool(tool("proto_listings"), {})).text) - before).toBeLessThan(20)
+  })
+
   it("paces a flood of progress reports (no total, fractions, messages) to the call's status", async () => {
     const { tool } = await startHub(await entry())
     const shown: string[] = []
