@@ -18,6 +18,8 @@ export class CallsInFlight {
   private readonly calls = new Map<number, ToolContext>()
   private readonly waiting: Waiter[] = []
   private next = 0
+  private answering = 0
+  private answeredAt = 0
 
   /** Records a call once the server is free for its caller (at once when it already serves
    *  them); the returned function ends it. `onWait` says the call waits. Aborting the call's
@@ -53,6 +55,24 @@ export class CallsInFlight {
       ctx.abort.addEventListener("abort", give, { once: true })
     })
     return end
+  }
+
+  /** Runs the answer to a server's request (a question to the user, a model's completion):
+   *  meanwhile the server waits for Steward, so its calls' silence does not count (quiet()). */
+  async answer<T>(work: () => Promise<T>): Promise<T> {
+    this.answering++
+    try {
+      return await work()
+    } finally {
+      this.answering--
+      this.answeredAt = Date.now()
+    }
+  }
+
+  /** How long the server has been waiting for nothing of Steward's: 0 while a request of its is
+   *  answered, else the time since the last answer (or since `since`, if later). */
+  quiet(since: number): number {
+    return this.answering > 0 ? 0 : Date.now() - Math.max(since, this.answeredAt)
   }
 
   /** The call a server request belongs to: the newest of the one caller's calls under way. */

@@ -40,13 +40,14 @@ export class CallerRequests implements ServerRequests {
       this.options.log.warn({ mcp: this.server }, `MCP server ${this.server} asked a question outside a tool call; cancelled`)
       return { action: "cancel" }
     }
-    return elicit(ctx, this.server, params, this.options.elicitationTimeoutMs, this.elicitations++)
+    const seq = this.elicitations++
+    return this.calls.answer(() => elicit(ctx, this.server, params, this.options.elicitationTimeoutMs, seq))
   }
 
   sample(params: CreateMessageRequest["params"]) {
     const ctx = this.calls.owner()
     if (!ctx) throw new McpError(ErrorCode.InvalidRequest, "sampling is answered only during a tool call")
-    return sample(ctx, this.server, params)
+    return this.calls.answer(() => sample(ctx, this.server, params))
   }
 
   roots(): ListRootsResult {

@@ -74,20 +74,19 @@ export function mcpTool(source: McpToolSource, tool: Tool, name: string): ToolDe
 }
 
 async function callOnce(source: McpToolSource, tool: Tool, name: string, args: Record<string, unknown>, ctx: ToolContext, retried = false): Promise<CallToolResult> {
-  let progressed = false
   const shown = pacedProgress((text) => ctx.progress?.(text))
+  const silence = silenceTimer(source)
   try {
     await source.beforeCall(ctx)
-    // A progress token is sent with every call; each report resets the timeout, up to the maximum.
+    // A progress token is sent with every call; each report restarts the silence count. The
+    // SDK's own limit is the hard maximum.
     return (await source.client().callTool({ name: tool.name, arguments: args }, undefined, {
-      timeout: source.timeoutMs,
-      resetTimeoutOnProgress: true,
-      maxTotalTimeout: source.maxMs,
+      timeout: source.maxMs,
       onprogress: (progress) => {
-        progressed = true
+        silence.heard()
         shown.report(progress)
       },
-      signal: ctx.abort,
+      signal: AbortSignal.any([ctx.abort, silence.signal]),
     })) as CallToolResult
   } catch (error) {
     ctx.abort.throwIfAborted()
@@ -101,15 +100,41 @@ async function callOnce(source: McpToolSource, tool: Tool, name: string, args: R
       await source.reconnect()
       return callOnce(source, tool, name, args, ctx, true)
     }
-    const timedOut = error instanceof McpError && error.code === ErrorCode.RequestTimeout
-    if (timedOut || !(error instanceof McpError)) source.onUnanswered(error)
-    if (timedOut && progressed && /maximum total/i.test(error.message)) throw new ToolError(`${name} was still running after ${source.maxMs / 1000} s (MCP_TOOL_MAX_SECONDS); the call was cancelled`)
-    if (timedOut) throw new ToolError(`${name} did not answer within ${source.timeoutMs / 1000} s (MCP_TOOL_TIMEOUT); the call was cancelled`)
+    const silent = silence.signal.aborted
+    const overMax = error instanceof McpError && error.code === ErrorCode.RequestTimeout
+    if (silent || overMax || !(error instanceof McpError)) source.onUnanswered(error)
+    if (silent) throw new ToolError(`${name} did not answer within ${source.timeoutMs / 1000} s (MCP_TOOL_TIMEOUT); the call was cancelled`)
+    if (overMax) throw new ToolError(`${name} was still running after ${source.maxMs / 1000} s (MCP_TOOL_MAX_SECONDS); the call was cancelled`)
     if (error instanceof McpError && error.code !== ErrorCode.ConnectionClosed) throw new ToolError(`${name} failed: ${error.message}`)
     const down = source.whyDown()
     throw new ToolError(down ? `${name}: the connection was lost during the call; ${down}` : `${name}: MCP server "${source.server}" could not be reached: ${messageOf(error)}`)
   } finally {
     shown.stop()
+    silence.stop()
+  }
+}
+
+/**
+ * MCP_TOOL_TIMEOUT as a call's silence: aborts the call when the server has neither answered
+ * nor reported progress for that long — not counting the time it waits for Steward (a question
+ * to the user may take MCP_ELICITATION_TIMEOUT, a sampling request the model's time).
+ */
+function silenceTimer(source: McpToolSource): { signal: AbortSignal; heard(): void; stop(): void } {
+  const controller = new AbortController()
+  let heardAt = Date.now()
+  let timer: NodeJS.Timeout | undefined
+  const arm = (ms: number) => {
+    timer = setTimeout(() => {
+      const quiet = source.calls.quiet(heardAt)
+      if (quiet >= source.timeoutMs) controller.abort(new Error(`no answer within ${source.timeoutMs / 1000} s`))
+      else arm(source.timeoutMs - quiet)
+    }, ms)
+  }
+  arm(source.timeoutMs)
+  return {
+    signal: controller.signal,
+    heard: () => void (heardAt = Date.now()),
+    stop: () => clearTimeout(timer),
   }
 }
 

@@ -62,6 +62,14 @@ describe.each(transports)("over %s", (_name, entry) => {
     expect(Number((await callTool(tool("proto_listings"), {})).text) - before).toBeLessThan(20)
   })
 
+  it("does not count the time a server waits for the user's answer against MCP_TOOL_TIMEOUT", async () => {
+    const { tool } = await startHub(await entry(), { toolTimeoutMs: 500, toolMaxMs: 10_000 })
+    // The user takes three times the call's timeout to answer.
+    const slowUser = asker(() => new Promise((resolve) => setTimeout(() => resolve({ answer: "Ada" }), 1_500)))
+    expect(JSON.parse((await callTool(tool("proto_ask_name"), {}, undefined, slowUser.extra)).text)).toEqual({ action: "accept", content: { name: "Ada" } })
+    await expect(callTool(tool("proto_wait"), {})).rejects.toThrow("proto_wait did not answer within 0.5 s (MCP_TOOL_TIMEOUT); the call was cancelled")
+  })
+
   it("paces a flood of progress reports (no total, fractions, messages) to the call's status", async () => {
     const { tool } = await startHub(await entry())
     const shown: string[] = []
