@@ -40,13 +40,21 @@ export async function elicit(ctx: ToolContext, server: string, params: ElicitReq
 async function askField(ctx: ToolContext, text: string, field: Field, timeoutMs: number, key: string): Promise<Reply> {
   const choices = choicesOf(field)
   const timeout = Math.round(timeoutMs / 1000)
-  if (choices) {
-    const { answer, source } = await ctx.questions.inquire(ctx, key, { question: text, options: [...choices.map((c) => c.label), DECLINE], timeout })
-    if (source !== "user") return { action: "cancel" }
-    const choice = choices.find((c) => c.label === answer)
-    return choice ? { value: choice.value } : { action: "decline" }
-  }
   let problem = ""
+  if (choices) {
+    const options = [...choices.map((c) => c.label), DECLINE]
+    // A typed answer that is none of the options (the question's hint did not help) is asked
+    // again: the server takes only one of its values.
+    for (let attempt = 0; attempt < TRIES; attempt++) {
+      const { answer, source } = await ctx.questions.inquire(ctx, attempt === 0 ? key : `${key}:${attempt}`, { question: `${problem}${text}`, options, timeout })
+      if (source !== "user") return { action: "cancel" }
+      if (answer === DECLINE) return { action: "decline" }
+      const choice = choices.find((c) => c.label === answer)
+      if (choice) return { value: choice.value }
+      problem = `That is not one of the options: pick one of ${choices.map((c) => c.label).join(", ")}.\n\n`
+    }
+    return { action: "cancel" }
+  }
   for (let attempt = 0; attempt < TRIES; attempt++) {
     const question: Question = { question: `${problem}${text}\n\n${howToAnswer(field)}`, timeout }
     const { answer, source } = await ctx.questions.inquire(ctx, attempt === 0 ? key : `${key}:${attempt}`, question)

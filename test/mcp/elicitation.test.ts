@@ -97,4 +97,12 @@ describe("elicitation forms", () => {
     )
     expect(result).toEqual({ action: "accept", content: { subscribe: true, tier: "gold" } })
   })
+
+  it("asks a choice again when the typed answer is none of its options, and declines on Decline", async () => {
+    const { ctx, asked } = userAnswering({ Colour: ["purple", "Blue"] })
+    expect(await elicit(ctx, "srv", form({ colour: { type: "string", title: "Colour", enum: ["Red", "Blue"] } }, ["colour"]), 60_000, 0)).toEqual({ action: "accept", content: { colour: "Blue" } })
+    expect(asked[1]!.question).toMatch(/^That is not one of the options: pick one of Red, Blue\./)
+    const declining = userAnswering({ Colour: ["Decline"] })
+    expect(await elicit(declining.ctx, "srv", form({ colour: { type: "string", title: "Colour", enum: ["Red", "Blue"] } }, ["colour"]), 60_000, 0)).toEqual({ action: "decline" })
+  })
 })
