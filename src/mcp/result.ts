@@ -39,25 +39,30 @@ export const MAX_SAVED_BYTES = 20 * 1024 * 1024
  * (`mcp/<server>/…`) and named by its workspace path, so `send_file` can send it, an image a
  * vision model takes also shown to it; an embedded resource with its URI; a resource link by URI
  * (read_resource reads it). Content annotated for the user alone (`audience: ["user"]`) is sent
- * to the user, not shown to the model. Cut at 20,000 characters.
+ * to the user (text as a message, binary content as a file), not shown to the model. Cut at
+ * 20,000 characters.
  */
 export async function formatResult(result: CallToolResult, { server, ctx }: ResultFormat): Promise<McpToolOutput> {
   const images: ImageRef[] = []
   const forUser: string[] = []
   const lines: string[] = []
   for (const [index, part] of result.content.entries()) {
-    if (forUserOnly(part)) {
-      if (part.type === "text") forUser.push(part.text)
-      continue
-    }
     const binary = binaryOf(part)
+    const userOnly = forUserOnly(part)
     if (!binary) {
-      lines.push(partText(part))
+      if (userOnly) forUser.push(partText(part))
+      else lines.push(partText(part))
       continue
     }
     const saved = await saveBinary(ctx, server, binary, index)
-    if (saved.image) images.push(saved.image)
-    lines.push(`[${binary.head}, ${saved.note}]`)
+    if (!userOnly) {
+      if (saved.image) images.push(saved.image)
+      lines.push(`[${binary.head}, ${saved.note}]`)
+    } else if (saved.file) {
+      // A picture or a recording meant for the user goes to their chat as a file.
+      await ctx.replies.sendFile(ctx, { path: saved.file, name: path.basename(saved.file), mimeType: binary.mediaType }, "")
+      lines.push(`[${binary.head}, meant for the user: sent to them]`)
+    } else lines.push(`[${binary.head}, meant for the user, ${saved.note}]`)
   }
   if (forUser.length > 0) {
     await ctx.replies.reply(ctx, forUser.join("\n\n"))
@@ -106,7 +111,7 @@ function partText(part: Part): string {
 
 /** Saved under the user's workspace, named after the call, so a replayed call overwrites its own
  *  file; an image a vision model takes (type and size) is also returned for the model. */
-async function saveBinary(ctx: ToolContext, server: string, binary: Binary, index: number): Promise<{ note: string; image?: ImageRef }> {
+async function saveBinary(ctx: ToolContext, server: string, binary: Binary, index: number): Promise<{ note: string; file?: string; image?: ImageRef }> {
   // The decoded size, without decoding content too large to keep.
   const bytes = Math.floor((binary.base64.replace(/=+$/, "").length * 3) / 4)
   if (bytes > MAX_SAVED_BYTES) return { note: `${bytes} bytes, not saved: over the ${MAX_SAVED_BYTES / 1024 / 1024} MB limit` }
@@ -115,10 +120,10 @@ async function saveBinary(ctx: ToolContext, server: string, binary: Binary, inde
   await mkdir(path.dirname(file), { recursive: true })
   await writeFile(file, Buffer.from(binary.base64, "base64"))
   const mediaType = binary.mediaType.split(";")[0]!.trim().toLowerCase()
-  if (!mediaType.startsWith("image/")) return { note: `saved as ${relative}` }
-  if (!MODEL_IMAGE_TYPES.has(mediaType)) return { note: `saved as ${relative}; not shown to the model, which takes PNG, JPEG, GIF and WebP` }
-  if (bytes === 0 || bytes > MAX_MODEL_IMAGE_BYTES) return { note: `saved as ${relative}; ${bytes} bytes, not shown to the model (at most ${MAX_MODEL_IMAGE_BYTES / 1024 / 1024} MB)` }
-  return { note: `saved as ${relative}`, image: { path: file, mediaType } }
+  if (!mediaType.startsWith("image/")) return { note: `saved as ${relative}`, file }
+  if (!MODEL_IMAGE_TYPES.has(mediaType)) return { note: `saved as ${relative}; not shown to the model, which takes PNG, JPEG, GIF and WebP`, file }
+  if (bytes === 0 || bytes > MAX_MODEL_IMAGE_BYTES) return { note: `saved as ${relative}; ${bytes} bytes, not shown to the model (at most ${MAX_MODEL_IMAGE_BYTES / 1024 / 1024} MB)`, file }
+  return { note: `saved as ${relative}`, file, image: { path: file, mediaType } }
 }
 
 export function bounded(text: string): { text: string; truncated: boolean } {

@@ -19,4 +19,25 @@ describe("an MCP result's binary content", () => {
     expect(big.text).toMatch(/^\[resource blob:\/\/huge \(video\/mp4\), \d+ bytes, not saved: over the 20 MB limit\]$/)
     expect(existsSync(`${testWorkspace}/test-big/mcp/srv/s1-c2-0.mp4`)).toBe(false)
   })
+
+  it("sends an image or embedded text meant for the user alone to the user, not to the model", async () => {
+    const sent: Array<{ name: string; mimeType: string }> = []
+    const replies: string[] = []
+    const forUser = { annotations: { audience: ["user" as const] } }
+    const userCtx = { ...ctx, callId: "c3", replies: { reply: async (_c: unknown, text: string) => void replies.push(text), sendFile: async (_c: unknown, file: { name: string; mimeType: string }) => void sent.push(file) } } as unknown as ToolContext
+    const result = await formatResult(
+      {
+        content: [
+          { ...png(10), ...forUser },
+          { type: "resource", resource: { uri: "memo://u", mimeType: "text/plain", text: "your receipt" }, ...forUser },
+          { type: "text", text: "for both" },
+        ],
+      },
+      { server: "srv", ctx: userCtx },
+    )
+    expect(sent).toEqual([expect.objectContaining({ name: "s1-c3-0.png", mimeType: "image/png" })])
+    expect(replies).toEqual(["[resource memo://u (text/plain)]\nyour receipt"])
+    expect(result.images).toBeUndefined()
+    expect(result.text).toBe("[image image/png, meant for the user: sent to them]\nfor both\n[1 part(s) meant for the user were sent to them]")
+  })
 })
