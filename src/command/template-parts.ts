@@ -1,4 +1,5 @@
 import { spawn } from "node:child_process"
+import { constants } from "node:fs"
 import { mkdir, open } from "node:fs/promises"
 import { ToolError } from "../tool/tool.ts"
 import { resolveInWorkspace } from "../tool/workspace.ts"
@@ -59,14 +60,21 @@ async function resolvePart(part: TemplatePart, context: PartContext): Promise<st
     const text = await readCapped(resolveInWorkspace(context.workspace, part.name))
     return `<file path="${part.name}">\n${text}\n</file>`
   } catch (error) {
-    const reason = error instanceof ToolError ? error.message : (error as NodeJS.ErrnoException).code === "ENOENT" ? "no such file in the workspace" : String((error as Error).message ?? error)
+    // A name that is neither a file nor a worker type may be a misspelt worker: the owner sees both.
+    const missing = `no such file in the workspace, nor a worker type (${[...context.workerTypes].join(", ")})`
+    const reason = error instanceof ToolError || error instanceof NotAFile ? error.message : (error as NodeJS.ErrnoException).code === "ENOENT" ? missing : String((error as Error).message ?? error)
     return `[[${part.name}]: could not be read: ${reason}]`
   }
 }
 
+/** A folder, a pipe or a device is not inlined (a pipe's read would wait for a writer forever). */
+class NotAFile extends Error {}
+
 async function readCapped(path: string): Promise<string> {
-  const file = await open(path, "r")
+  // Not blocking: opening a pipe that no one writes to must not hold the command up.
+  const file = await open(path, constants.O_RDONLY | constants.O_NONBLOCK)
   try {
+    if (!(await file.stat()).isFile()) throw new NotAFile("not a file")
     // Four bytes a character at most: enough bytes for the cap, whatever the text.
     const buffer = Buffer.alloc(MAX_PART_CHARS * 4 + 4)
     const { bytesRead } = await file.read(buffer, 0, buffer.length, 0)

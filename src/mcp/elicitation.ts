@@ -11,6 +11,8 @@ export const DECLINE = "Decline"
 const TRIES = 3
 /** Typed for an optional field: leave it out. */
 const EMPTY = "-"
+/** The option that leaves an optional choice out. */
+const LEAVE_OUT = "Leave out"
 
 type Field = { key: string; schema: PrimitiveSchemaDefinition; required: boolean }
 type Reply = { value: unknown } | { action: "decline" | "cancel" }
@@ -36,15 +38,23 @@ export async function elicit(ctx: ToolContext, server: string, params: ElicitReq
 }
 
 async function askField(ctx: ToolContext, text: string, field: Field, timeoutMs: number, key: string): Promise<Reply> {
-  const choices = choicesOf(field.schema)
+  const choices = choicesOf(field)
   const timeout = Math.round(timeoutMs / 1000)
-  if (choices) {
-    const { answer, source } = await ctx.questions.inquire(ctx, key, { question: text, options: [...choices.map((c) => c.label), DECLINE], timeout })
-    if (source !== "user") return { action: "cancel" }
-    const choice = choices.find((c) => c.label === answer)
-    return choice ? { value: choice.value } : { action: "decline" }
-  }
   let problem = ""
+  if (choices) {
+    const options = [...choices.map((c) => c.label), DECLINE]
+    // A typed answer that is none of the options (the question's hint did not help) is asked
+    // again: the server takes only one of its values.
+    for (let attempt = 0; attempt < TRIES; attempt++) {
+      const { answer, source } = await ctx.questions.inquire(ctx, attempt === 0 ? key : `${key}:${attempt}`, { question: `${problem}${text}`, options, timeout })
+      if (source !== "user") return { action: "cancel" }
+      if (answer === DECLINE) return { action: "decline" }
+      const choice = choices.find((c) => c.label === answer)
+      if (choice) return { value: choice.value }
+      problem = `That is not one of the options: pick one of ${choices.map((c) => c.label).join(", ")}.\n\n`
+    }
+    return { action: "cancel" }
+  }
   for (let attempt = 0; attempt < TRIES; attempt++) {
     const question: Question = { question: `${problem}${text}\n\n${howToAnswer(field)}`, timeout }
     const { answer, source } = await ctx.questions.inquire(ctx, attempt === 0 ? key : `${key}:${attempt}`, question)
@@ -57,8 +67,17 @@ async function askField(ctx: ToolContext, text: string, field: Field, timeoutMs:
   return { action: "cancel" }
 }
 
-/** A field answered by buttons: a boolean, or a single choice from an enum (titled or not). */
-function choicesOf(schema: PrimitiveSchemaDefinition): Array<{ label: string; value: unknown }> | undefined {
+/** A field answered by buttons: a boolean, or a single choice from an enum (titled or not). The
+ *  server's default is marked; an optional field can be left out. */
+function choicesOf(field: Field): Array<{ label: string; value: unknown }> | undefined {
+  const options = plainChoices(field.schema)
+  if (!options) return undefined
+  const fallback = (field.schema as { default?: unknown }).default
+  const marked = options.map((c) => (c.value === fallback ? { ...c, label: `${c.label} (default)` } : c))
+  return field.required ? marked : [...marked, { label: LEAVE_OUT, value: undefined }]
+}
+
+function plainChoices(schema: PrimitiveSchemaDefinition): Array<{ label: string; value: unknown }> | undefined {
   if (schema.type === "boolean") return [{ label: "Yes", value: true }, { label: "No", value: false }]
   if (schema.type !== "string") return undefined
   if ("oneOf" in schema && Array.isArray(schema.oneOf)) return schema.oneOf.map((o) => ({ label: o.title || o.const, value: o.const }))

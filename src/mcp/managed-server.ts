@@ -69,6 +69,8 @@ export class ManagedServer {
   private restartAt = 0
   /** A re-listing under way after tools/list_changed, or a reconnection after a lost session. */
   private changing?: Promise<void>
+  private relisting?: Promise<void>
+  private relistAgain = false
   private instructionsText = ""
   private readonly requests: CallerRequests
   private readonly source: McpToolSource
@@ -122,12 +124,15 @@ export class ManagedServer {
   async readResource(uri: string, ctx: ToolContext): Promise<McpToolOutput> {
     const client = this.source.client()
     if (!client.getServerCapabilities()?.resources) throw new ToolError(`MCP server "${this.name}" offers no resources`)
+    const done = await this.requests.calls.enter(ctx)
     try {
       await this.requests.beforeCall(ctx)
       return await formatResource(await client.readResource({ uri }, { timeout: this.options.toolTimeoutMs, signal: ctx.abort }), { server: this.name, ctx })
     } catch (error) {
       ctx.abort.throwIfAborted()
       throw error instanceof ToolError ? error : new ToolError(`read_resource ${this.name} ${uri} failed: ${messageOf(error)}`)
+    } finally {
+      done()
     }
   }
 
@@ -213,19 +218,29 @@ export class ManagedServer {
     })
   }
 
-  /** tools/list_changed: the list is read again; the next model step waits for it (settled). */
+  /** tools/list_changed: the list is read again; the next model step waits for it (settled). A
+   *  change announced while a listing is under way is read once after it, however many came:
+   *  a server that announces changes in a loop gets one listing at a time, not one per notice. */
   private toolsChanged(): void {
     const connection = this.connection
     if (!connection) return
+    if (this.relisting) return void (this.relistAgain = true)
     const relisting = listTools(connection, this.options.startTimeoutMs).then(
       (listed) => {
         if (connection !== this.connection) return
+        const before = this.current.map((tool) => tool.id).join(", ")
         this.current = this.define(listed)
-        this.options.log.info({ mcp: this.name }, `MCP server ${this.name} changed its tools: ${this.current.map((tool) => tool.id).join(", ") || "none"}`)
+        const after = this.current.map((tool) => tool.id).join(", ")
+        if (after !== before) this.options.log.info({ mcp: this.name }, `MCP server ${this.name} changed its tools: ${after || "none"}`)
       },
       (error: unknown) => this.options.log.warn({ mcp: this.name, err: error }, `MCP server ${this.name} changed its tools but could not list them`),
     )
-    void this.track(relisting)
+    this.relisting = this.track(relisting).finally(() => {
+      this.relisting = undefined
+      if (!this.relistAgain) return
+      this.relistAgain = false
+      this.toolsChanged()
+    })
   }
 
   /** The session was lost (a Streamable HTTP server restarted while idle): a new connection at

@@ -26,27 +26,43 @@ export interface ResultFormat {
   ctx: ToolContext
 }
 
+/** The image types every vision model takes; another (SVG, TIFF, BMP…) would fail the model's request. */
+const MODEL_IMAGE_TYPES = new Set(["image/png", "image/jpeg", "image/gif", "image/webp"])
+/** The largest image given to the model (Anthropic's limit per image); a larger one is only saved. */
+export const MAX_MODEL_IMAGE_BYTES = 5 * 1024 * 1024
+/** The largest binary content saved in the workspace; a larger one is only named. */
+export const MAX_SAVED_BYTES = 20 * 1024 * 1024
+
 /**
  * An MCP tool result, the one place it is turned into what the model reads: text as it is;
- * an image saved in the user's workspace (`mcp/<server>/…`) and named by its workspace path,
- * so `send_file` can send it and a vision model sees it; an embedded resource with its URI; a
- * resource link by URI (read_resource reads it). Content annotated for the user alone
- * (`audience: ["user"]`) is sent to the user, not shown to the model. Cut at 20,000 characters.
+ * binary content — an image, audio, an embedded resource's blob — saved in the user's workspace
+ * (`mcp/<server>/…`) and named by its workspace path, so `send_file` can send it, an image a
+ * vision model takes also shown to it; an embedded resource with its URI; a resource link by URI
+ * (read_resource reads it). Content annotated for the user alone (`audience: ["user"]`) is sent
+ * to the user (text as a message, binary content as a file), not shown to the model. Cut at
+ * 20,000 characters.
  */
 export async function formatResult(result: CallToolResult, { server, ctx }: ResultFormat): Promise<McpToolOutput> {
   const images: ImageRef[] = []
   const forUser: string[] = []
   const lines: string[] = []
   for (const [index, part] of result.content.entries()) {
-    if (forUserOnly(part)) {
-      if (part.type === "text") forUser.push(part.text)
+    const binary = binaryOf(part)
+    const userOnly = forUserOnly(part)
+    if (!binary) {
+      if (userOnly) forUser.push(partText(part))
+      else lines.push(partText(part))
       continue
     }
-    if (part.type === "image") {
-      const saved = await saveImage(ctx, server, part.data, part.mimeType, index)
-      images.push(saved.ref)
-      lines.push(`[image ${part.mimeType}, saved as ${saved.relative}]`)
-    } else lines.push(partText(part))
+    const saved = await saveBinary(ctx, server, binary, index)
+    if (!userOnly) {
+      if (saved.image) images.push(saved.image)
+      lines.push(`[${binary.head}, ${saved.note}]`)
+    } else if (saved.file) {
+      // A picture or a recording meant for the user goes to their chat as a file.
+      await ctx.replies.sendFile(ctx, { path: saved.file, name: path.basename(saved.file), mimeType: binary.mediaType }, "")
+      lines.push(`[${binary.head}, meant for the user: sent to them]`)
+    } else lines.push(`[${binary.head}, meant for the user, ${saved.note}]`)
   }
   if (forUser.length > 0) {
     await ctx.replies.reply(ctx, forUser.join("\n\n"))
@@ -57,12 +73,20 @@ export async function formatResult(result: CallToolResult, { server, ctx }: Resu
   return { text, ...(truncated ? { truncated } : {}), ...(images.length ? { images } : {}) }
 }
 
-/** A resource's contents (read_resource), formatted like a tool result: text as it is, an image saved. */
+/** A resource's contents (read_resource), formatted like a tool result: text as it is, binary content saved. */
 export async function formatResource(result: ReadResourceResult, format: ResultFormat): Promise<McpToolOutput> {
-  const content: CallToolResult["content"] = result.contents.map((item) =>
-    "blob" in item && item.mimeType?.startsWith("image/") ? { type: "image", data: item.blob, mimeType: item.mimeType } : { type: "resource", resource: item },
-  )
-  return formatResult({ content }, format)
+  return formatResult({ content: result.contents.map((resource) => ({ type: "resource", resource })) }, format)
+}
+
+type Binary = { base64: string; mediaType: string; head: string }
+
+function binaryOf(part: Part): Binary | undefined {
+  if (part.type === "image" || part.type === "audio") return { base64: part.data, mediaType: part.mimeType, head: `${part.type} ${part.mimeType}` }
+  if (part.type === "resource" && "blob" in part.resource) {
+    const mediaType = part.resource.mimeType ?? "application/octet-stream"
+    return { base64: part.resource.blob, mediaType, head: `resource ${part.resource.uri} (${mediaType})` }
+  }
+  return undefined
 }
 
 function forUserOnly(part: Part): boolean {
@@ -70,29 +94,36 @@ function forUserOnly(part: Part): boolean {
   return audience !== undefined && audience.length > 0 && !audience.includes("assistant")
 }
 
-function partText(part: Exclude<Part, { type: "image" }>): string {
+function partText(part: Part): string {
   switch (part.type) {
     case "text":
       return part.text
-    case "audio":
-      return `[audio ${part.mimeType}, ${Math.floor((part.data.length * 3) / 4)} bytes]`
     case "resource": {
       const { uri, mimeType } = part.resource
-      const head = `[resource ${uri}${mimeType ? ` (${mimeType})` : ""}]`
-      return "text" in part.resource ? `${head}\n${part.resource.text}` : `${head} ${Math.floor((part.resource.blob.length * 3) / 4)} bytes of binary content`
+      return `[resource ${uri}${mimeType ? ` (${mimeType})` : ""}]\n${"text" in part.resource ? part.resource.text : ""}`
     }
     case "resource_link":
       return `[resource link ${part.uri}: ${part.name}${part.description ? ` — ${part.description}` : ""}] (read_resource reads it)`
+    default:
+      return `[${part.type}]`
   }
 }
 
-/** Saved under the user's workspace, named after the call, so a replayed call overwrites its own file. */
-async function saveImage(ctx: ToolContext, server: string, base64: string, mediaType: string, index: number): Promise<{ ref: ImageRef; relative: string }> {
-  const relative = path.posix.join("mcp", server, `${ctx.sessionId}-${ctx.callId}-${index}.${extensionOf(mediaType)}`.replace(/[^A-Za-z0-9._-]/g, "_"))
+/** Saved under the user's workspace, named after the call, so a replayed call overwrites its own
+ *  file; an image a vision model takes (type and size) is also returned for the model. */
+async function saveBinary(ctx: ToolContext, server: string, binary: Binary, index: number): Promise<{ note: string; file?: string; image?: ImageRef }> {
+  // The decoded size, without decoding content too large to keep.
+  const bytes = Math.floor((binary.base64.replace(/=+$/, "").length * 3) / 4)
+  if (bytes > MAX_SAVED_BYTES) return { note: `${bytes} bytes, not saved: over the ${MAX_SAVED_BYTES / 1024 / 1024} MB limit` }
+  const relative = path.posix.join("mcp", server, `${ctx.sessionId}-${ctx.callId}-${index}.${extensionOf(binary.mediaType)}`.replace(/[^A-Za-z0-9._-]/g, "_"))
   const file = path.join(userWorkspaceDir(ctx.workspaceDir, ctx.user), relative)
   await mkdir(path.dirname(file), { recursive: true })
-  await writeFile(file, Buffer.from(base64, "base64"))
-  return { ref: { path: file, mediaType }, relative }
+  await writeFile(file, Buffer.from(binary.base64, "base64"))
+  const mediaType = binary.mediaType.split(";")[0]!.trim().toLowerCase()
+  if (!mediaType.startsWith("image/")) return { note: `saved as ${relative}`, file }
+  if (!MODEL_IMAGE_TYPES.has(mediaType)) return { note: `saved as ${relative}; not shown to the model, which takes PNG, JPEG, GIF and WebP`, file }
+  if (bytes === 0 || bytes > MAX_MODEL_IMAGE_BYTES) return { note: `saved as ${relative}; ${bytes} bytes, not shown to the model (at most ${MAX_MODEL_IMAGE_BYTES / 1024 / 1024} MB)`, file }
+  return { note: `saved as ${relative}`, file, image: { path: file, mediaType } }
 }
 
 export function bounded(text: string): { text: string; truncated: boolean } {

@@ -1,11 +1,12 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
-import { ErrorCode, McpError, type CallToolResult, type Progress, type Tool } from "@modelcontextprotocol/sdk/types.js"
+import { ErrorCode, McpError, type CallToolResult, type Tool } from "@modelcontextprotocol/sdk/types.js"
 import type { JSONSchema7 } from "ai"
 import { z } from "zod"
 import { defineTool, ToolError, type ToolContext, type ToolDefinition } from "../tool/tool.ts"
 import type { CallsInFlight } from "./calls.ts"
 import { messageOf } from "./connect.ts"
+import { pacedProgress } from "./progress.ts"
 import { formatResult } from "./result.ts"
 
 // Enough of the arguments for an owner to recognise the call when a rule asks them.
@@ -59,7 +60,7 @@ export function mcpTool(source: McpToolSource, tool: Tool, name: string): ToolDe
     untrustedOutput: true,
     ...(tool.annotations?.readOnlyHint !== true && { guardedWhenTainted: true as const }),
     async execute(args, ctx) {
-      const done = source.calls.add(ctx)
+      const done = await source.calls.enter(ctx, () => ctx.progress?.(`waiting: MCP server "${source.server}" is busy with another conversation's calls`))
       try {
         const result = await callOnce(source, tool, name, args as Record<string, unknown>, ctx)
         const output = await formatResult(result, { server: source.server, ctx })
@@ -73,19 +74,19 @@ export function mcpTool(source: McpToolSource, tool: Tool, name: string): ToolDe
 }
 
 async function callOnce(source: McpToolSource, tool: Tool, name: string, args: Record<string, unknown>, ctx: ToolContext, retried = false): Promise<CallToolResult> {
-  let progressed = false
+  const shown = pacedProgress((text) => ctx.progress?.(text))
+  const silence = silenceTimer(source)
   try {
     await source.beforeCall(ctx)
-    // A progress token is sent with every call; each report resets the timeout, up to the maximum.
+    // A progress token is sent with every call; each report restarts the silence count. The
+    // SDK's own limit is the hard maximum.
     return (await source.client().callTool({ name: tool.name, arguments: args }, undefined, {
-      timeout: source.timeoutMs,
-      resetTimeoutOnProgress: true,
-      maxTotalTimeout: source.maxMs,
+      timeout: source.maxMs,
       onprogress: (progress) => {
-        progressed = true
-        ctx.progress?.(progressText(progress))
+        silence.heard()
+        shown.report(progress)
       },
-      signal: ctx.abort,
+      signal: AbortSignal.any([ctx.abort, silence.signal]),
     })) as CallToolResult
   } catch (error) {
     ctx.abort.throwIfAborted()
@@ -99,20 +100,42 @@ async function callOnce(source: McpToolSource, tool: Tool, name: string, args: R
       await source.reconnect()
       return callOnce(source, tool, name, args, ctx, true)
     }
-    const timedOut = error instanceof McpError && error.code === ErrorCode.RequestTimeout
-    if (timedOut || !(error instanceof McpError)) source.onUnanswered(error)
-    if (timedOut && progressed && /maximum total/i.test(error.message)) throw new ToolError(`${name} was still running after ${source.maxMs / 1000} s (MCP_TOOL_MAX_SECONDS); the call was cancelled`)
-    if (timedOut) throw new ToolError(`${name} did not answer within ${source.timeoutMs / 1000} s (MCP_TOOL_TIMEOUT); the call was cancelled`)
+    const silent = silence.signal.aborted
+    const overMax = error instanceof McpError && error.code === ErrorCode.RequestTimeout
+    if (silent || overMax || !(error instanceof McpError)) source.onUnanswered(error)
+    if (silent) throw new ToolError(`${name} did not answer within ${source.timeoutMs / 1000} s (MCP_TOOL_TIMEOUT); the call was cancelled`)
+    if (overMax) throw new ToolError(`${name} was still running after ${source.maxMs / 1000} s (MCP_TOOL_MAX_SECONDS); the call was cancelled`)
     if (error instanceof McpError && error.code !== ErrorCode.ConnectionClosed) throw new ToolError(`${name} failed: ${error.message}`)
     const down = source.whyDown()
     throw new ToolError(down ? `${name}: the connection was lost during the call; ${down}` : `${name}: MCP server "${source.server}" could not be reached: ${messageOf(error)}`)
+  } finally {
+    shown.stop()
+    silence.stop()
   }
 }
 
-/** "3/10" with a total, "40%" when the progress is a fraction, else the count; the server's message after it. */
-export function progressText({ progress, total, message }: Progress): string {
-  const amount = total !== undefined && total > 0 ? (total === 1 || total === 100 ? `${Math.round((progress / total) * 100)}%` : `${progress}/${total}`) : `${progress}`
-  return message ? `${amount} ${message}` : amount
+/**
+ * MCP_TOOL_TIMEOUT as a call's silence: aborts the call when the server has neither answered
+ * nor reported progress for that long — not counting the time it waits for Steward (a question
+ * to the user may take MCP_ELICITATION_TIMEOUT, a sampling request the model's time).
+ */
+function silenceTimer(source: McpToolSource): { signal: AbortSignal; heard(): void; stop(): void } {
+  const controller = new AbortController()
+  let heardAt = Date.now()
+  let timer: NodeJS.Timeout | undefined
+  const arm = (ms: number) => {
+    timer = setTimeout(() => {
+      const quiet = source.calls.quiet(heardAt)
+      if (quiet >= source.timeoutMs) controller.abort(new Error(`no answer within ${source.timeoutMs / 1000} s`))
+      else arm(source.timeoutMs - quiet)
+    }, ms)
+  }
+  arm(source.timeoutMs)
+  return {
+    signal: controller.signal,
+    heard: () => void (heardAt = Date.now()),
+    stop: () => clearTimeout(timer),
+  }
 }
 
 function checker(schema: JSONSchema7): z.ZodType {

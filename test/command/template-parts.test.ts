@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process"
 import { mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -42,9 +43,25 @@ describe("command templates", () => {
     expect(prompt).not.toContain("top secret")
     expect(prompt).not.toContain("outside\n")
     expect(prompt).toContain("[[../secret.txt]: could not be read: ../secret.txt is outside the workspace]")
-    expect(prompt).toContain("[[missing.md]: could not be read: no such file in the workspace]")
+    expect(prompt).toContain("[[missing.md]: could not be read: no such file in the workspace, nor a worker type (research)]")
     expect(prompt).toContain("[[link/x.txt]: could not be read: link/x.txt leads outside the workspace through a symlink]")
     expect(prompt).toContain(`${"y".repeat(MAX_PART_CHARS)}\n[… cut at ${MAX_PART_CHARS} characters]`)
+  })
+
+  it("inlines a file as it is: its own !`command`, [[path]] or markers are not expanded; a folder, a pipe or an unknown worker is shown as unreadable", async () => {
+    const { root, workspace, expand } = setup("A: [[inner.md]] B: [[sub]] C: [[pipe]] D: [[nobody]]")
+    const flag = join(root, "ran")
+    writeFileSync(join(workspace, "inner.md"), `!\`touch ${flag}\` [[other.md]] \u00000\u0000 $ARGUMENTS`)
+    writeFileSync(join(workspace, "other.md"), "other's text")
+    mkdirSync(join(workspace, "sub"))
+    execFileSync("mkfifo", [join(workspace, "pipe")])
+    const prompt = await expand("/go now")
+    expect(prompt).toContain(`<file path="inner.md">\n!\`touch ${flag}\` [[other.md]] \u00000\u0000 $ARGUMENTS\n</file>`)
+    expect(prompt).not.toContain("other's text")
+    expect(() => readFileSync(flag)).toThrow()
+    expect(prompt).toContain("B: [[sub]: could not be read: not a file]")
+    expect(prompt).toContain("C: [[pipe]: could not be read: not a file]")
+    expect(prompt).toContain("D: [[nobody]: could not be read: no such file in the workspace, nor a worker type (research)]")
   })
 
   it("runs !`command` from the owner's file in the workspace, inlining its output; a failure is shown, not thrown", async () => {

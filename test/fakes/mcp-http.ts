@@ -2,7 +2,8 @@
  * MCP servers over HTTP for the tests, on 127.0.0.1: Streamable HTTP (stateless: a fresh MCP
  * server per request) at /mcp, or, with `legacySse`, the old HTTP+SSE transport (GET /sse,
  * POST /messages) that only older servers speak. A `token` makes every request need
- * `Authorization: Bearer <token>`. With `protocol`, the protocol test server with sessions.
+ * `Authorization: Bearer <token>`. With `protocol`, the protocol test server with sessions (on
+ * either transport).
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
@@ -32,7 +33,7 @@ export async function startMcpHttpServer(options: { token?: string; legacySse?: 
   })
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const path = req.url?.split("?")[0]
-    if (options.protocol && path === "/mcp") return handleSession(req, res)
+    if (options.protocol && !options.legacySse && path === "/mcp") return handleSession(req, res)
     if (!options.legacySse && path === "/mcp") {
       const mcp = fakeMcpServer()
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined })
@@ -44,7 +45,7 @@ export async function startMcpHttpServer(options: { token?: string; legacySse?: 
       const transport = new SSEServerTransport("/messages", res)
       sse.set(transport.sessionId, transport)
       res.on("close", () => sse.delete(transport.sessionId))
-      return fakeMcpServer().connect(transport)
+      return (options.protocol ? protocolMcpServer() : fakeMcpServer()).connect(transport)
     }
     if (options.legacySse && req.method === "POST" && path === "/messages") {
       const transport = sse.get(new URL(req.url!, "http://x").searchParams.get("sessionId") ?? "")

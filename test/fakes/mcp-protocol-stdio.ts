@@ -2,4 +2,5 @@
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
 import { protocolMcpServer } from "./mcp-protocol.ts"
 
-await protocolMcpServer().connect(new StdioServerTransport())
+// PROTO_INSTRUCTIONS: other instructions than the usual.
+await protocolMcpServer(process.env.PROTO_INSTRUCTIONS || undefined).connect(new StdioServerTransport())
