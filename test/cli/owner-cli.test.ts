@@ -71,6 +71,20 @@ describe("steward CLI: errors an owner can read", () => {
     expect(oneLine(backup.stderr)).toMatch(new RegExp(`^steward: could not open the store ${join(dataDir, "steward.sqlite")}`))
   }, 60_000)
 
+  it.skipIf(process.getuid?.() !== 0)("a data folder this user may not read is said so, naming its owner, not \"no Steward data\" (run as nobody)", async () => {
+    await seed(async () => {})
+    chmodSync(root, 0o755)
+    chmodSync(dataDir, 0o700)
+    for (const args of [["status"], ["memory", "search", "dentist"]]) {
+      const { code, stderr } = await cli(args, {}, 65534)
+      expect(code).toBe(1)
+      expect(oneLine(stderr)).toMatch(new RegExp(`^steward: cannot read ${dataDir}/\\S+ \\(EACCES\\): run steward as the user that owns ${dataDir} \\(uid 0\\)`))
+    }
+    chmodSync(dataDir, 0o755)
+    const readOnly = await cli(["status"], {}, 65534)
+    expect(oneLine(readOnly.stderr)).toMatch(/SQLITE_READONLY.*; run steward as the user that owns .* \(uid 0\)/)
+  }, 60_000)
+
   it("a Postgres password or database the server refuses is one line naming STORE_URL, exit 2", async () => {
     const database = await freshDatabase()
     try {
@@ -111,6 +125,19 @@ describe("steward CLI: what needs no model, JSON, zones", () => {
     const words = schedule.success ? "" : schedule.error.issues[0]!.message
     expect(words).toBe("runs more than once a minute: give the seconds field one value")
     expect(oneLine(refused.stderr)).toBe(`steward: ${words}`)
+  }, 60_000)
+
+  it("cron names the zone a fixed-offset POSIX TZ stands for (UTC0 is UTC)", async () => {
+    const preview = await cli(["cron", "0 8 * * *", "--count", "1", "--json"], { TZ: "UTC0" })
+    expect(JSON.parse(preview.stdout)).toMatchObject({ timezone: "UTC", runs: [{ utc: expect.stringMatching(/T08:00:00Z$/) }] })
+  }, 60_000)
+
+  it("memory search on a Steward that has kept no note yet finds nothing, and creates nothing", async () => {
+    await seed(async () => {})
+    const { code, stdout } = await cli(["memory", "search", "dentist"])
+    expect(code).toBe(0)
+    expect(stdout).toBe('nothing found for "dentist"\n')
+    expect(existsSync(join(dataDir, "memory"))).toBe(false)
   }, 60_000)
 
   it("every time triggers and status print names its zone", async () => {
