@@ -33,14 +33,15 @@ export class ConsoleAuth {
     return undefined
   }
 
-  /** A new session's Set-Cookie header when `given` is ADMIN_TOKEN. */
-  signIn(given: string): string | undefined {
+  /** A new session's Set-Cookie header when `given` is ADMIN_TOKEN; `Secure` when the browser
+   *  reached the console over https (a TLS proxy in front says so), so it never travels in clear. */
+  signIn(given: string, secure = false): string | undefined {
     if (!sameSecret(given, this.token)) return undefined
     const now = Date.now()
     for (const [id, until] of this.sessions) if (until <= now) this.sessions.delete(id)
     const id = randomBytes(32).toString("base64url")
     this.sessions.set(id, now + SESSION_MS)
-    return `${SESSION_COOKIE}=${id}; HttpOnly; SameSite=Strict; Path=/; Max-Age=${SESSION_MS / 1000}`
+    return `${SESSION_COOKIE}=${id}; HttpOnly; SameSite=Strict; Path=/; Max-Age=${SESSION_MS / 1000}${secure ? "; Secure" : ""}`
   }
 
   /** Ends the request's session; the Set-Cookie header that clears it in the browser. */

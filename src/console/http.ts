@@ -30,8 +30,8 @@ export function send(res: ServerResponse, status: number, type: string, body: st
   res.writeHead(status, { ...SECURITY_HEADERS, "cache-control": "no-store", "content-type": type, ...headers }).end(body)
 }
 
-export function sendJson(res: ServerResponse, status: number, data: unknown): void {
-  send(res, status, "application/json; charset=utf-8", JSON.stringify(data))
+export function sendJson(res: ServerResponse, status: number, data: unknown, headers: Record<string, string> = {}): void {
+  send(res, status, "application/json; charset=utf-8", JSON.stringify(data), headers)
 }
 
 export function redirect(res: ServerResponse, location: string, headers: Record<string, string> = {}): void {

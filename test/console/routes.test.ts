@@ -148,6 +148,36 @@ describe("the owner console's HTTP surface", () => {
     }
   })
 
+  it("puts the security headers on the admin server's own answers too: /healthz, /metrics, a 404", async () => {
+    await serve(true)
+    for (const path of ["/healthz", "/metrics", "/no-such-page", "/console/nothing"]) {
+      const response = await fetch(`${base}${path}`)
+      expect(response.headers.get("content-security-policy"), path).toMatch(/script-src 'self';.*frame-ancestors 'none'/)
+      expect(response.headers.get("x-frame-options"), path).toBe("DENY")
+      expect(response.headers.get("x-content-type-options"), path).toBe("nosniff")
+    }
+  })
+
+  it("bounds guessing the token: after 5 wrong ones from an address, sign-in by form or bearer answers 429 (the right token too); a session goes on", async () => {
+    await serve(true)
+    const cookie = await signedIn()
+    for (let i = 0; i < 3; i++) expect((await login("wrong-token-wrong-token")).status).toBe(401)
+    for (let i = 0; i < 2; i++) expect((await fetch(`${base}/console/state`, { headers: { authorization: "Bearer wrong-token-wrong" } })).status).toBe(401)
+    const limited = await login(TOKEN, { origin: new URL(base).origin })
+    expect(limited.status).toBe(429)
+    expect(Number(limited.headers.get("retry-after"))).toBeGreaterThan(0)
+    expect(limited.headers.get("set-cookie")).toBeNull()
+    expect(await limited.text()).toContain("Too many wrong tokens")
+    expect((await fetch(`${base}/console/state`, { headers: bearer })).status).toBe(429)
+    expect((await fetch(`${base}/console/state`, { headers: { cookie } })).status).toBe(200)
+  })
+
+  it("marks the session cookie Secure when the browser came over https (behind a TLS proxy), not on plain http", async () => {
+    await serve(true)
+    expect((await login(TOKEN, { "x-forwarded-proto": "https" })).headers.get("set-cookie")).toMatch(/; Secure$/)
+    expect((await login(TOKEN)).headers.get("set-cookie")).not.toMatch(/Secure/)
+  })
+
   it("lets tabs polling at once share one read of the store, and reads afresh after an action", async () => {
     await store.save({ tasks: [taskRecord("01TASKDONE0000000000000000")] })
     await serve(true)

@@ -62,6 +62,8 @@ async function seed(): Promise<void> {
       await store.owner.recordUsage(usage(day, "telegram:1001", "openai-compatible:scripted", 1000 + day * 300, 100 + day * 20))
       if (day % 2 === 0) await store.owner.recordUsage(usage(day, "slack:U2002", "anthropic:claude-small", 500, 50))
     }
+    // A user id and a model name are written by others too (a platform, an owner's MODEL).
+    await store.owner.recordUsage(usage(1, `slack:${XSS}`, `openai-compatible:${XSS}`, 10, 1))
   } finally {
     await store.close()
   }
@@ -172,6 +174,8 @@ describe("the owner console in a real browser (headless Chromium against the bui
   it("shows what users and models wrote as text: an XSS payload in a prompt and an error stays text", async () => {
     expect(await panel(page, "failures")).toContain(XSS)
     expect(await panel(page, "schedules")).toContain(XSS)
+    expect(await panel(page, "by-user")).toContain(`slack:${XSS}`)
+    expect(await panel(page, "by-model")).toContain(`openai-compatible:${XSS}`)
     expect(await page.locator("main img, main script").count()).toBe(0)
     expect(await page.evaluate(() => document.body.dataset.pwned)).toBeUndefined()
     const html = await page.content()
@@ -215,6 +219,27 @@ describe("the owner console in a real browser (headless Chromium against the bui
     } finally {
       await store.close()
     }
+  })
+
+  it("reads nothing while the tab is hidden, and reads at once when it is shown again", async () => {
+    const reads: number[] = []
+    page.on("request", (request) => void (new URL(request.url()).pathname === "/console/state" && reads.push(Date.now())))
+    const show = (hidden: boolean) =>
+      page.evaluate((hidden) => {
+        Object.defineProperty(document, "hidden", { configurable: true, get: () => hidden })
+        Object.defineProperty(document, "visibilityState", { configurable: true, get: () => (hidden ? "hidden" : "visible") })
+        document.dispatchEvent(new Event("visibilitychange"))
+      }, hidden)
+    await show(true)
+    // A read already on its way when the tab was hidden may still land; none starts after it.
+    await new Promise((resolve) => setTimeout(resolve, 500))
+    const hiddenAt = reads.length
+    await new Promise((resolve) => setTimeout(resolve, 4500))
+    expect(reads.length).toBe(hiddenAt)
+    const shownAt = Date.now()
+    await show(false)
+    await expect.poll(() => reads.filter((at) => at >= shownAt).length, { timeout: 1000 }).toBeGreaterThan(0)
+    expect(await page.locator("#updated").innerText()).toMatch(/^updated \d\d?:\d\d:\d\d( [AP]M)? (UTC|GMT[+-]?\d*|[A-Z]{3,4})$/)
   })
 
   it("refuses an action another site's page starts, and signs out", async () => {
