@@ -85,6 +85,12 @@ describe("steward CLI: errors an owner can read", () => {
     expect(oneLine(readOnly.stderr)).toMatch(/SQLITE_READONLY.*; run steward as the user that owns .* \(uid 0\)/)
   }, 60_000)
 
+  it.each([["status", "--bogus"], ["setup", "--model"], ["no-such-command"]])("a mistake in the command line (%j) is one line, not the help", async (...args) => {
+    const { code, stderr } = await cli(args)
+    expect(code).toBe(2)
+    expect(oneLine(stderr)).toMatch(/^steward: .* \(see --help\)$/)
+  }, 60_000)
+
   it("a Postgres password or database the server refuses is one line naming STORE_URL, exit 2", async () => {
     const database = await freshDatabase()
     try {
@@ -100,7 +106,7 @@ describe("steward CLI: errors an owner can read", () => {
 })
 
 describe("steward CLI: what needs no model, JSON, zones", () => {
-  it("users and memory search work without MODEL", async () => {
+  it("users, memory search and usage work without MODEL", async () => {
     await seed((store) => store.save({ allowed: ["telegram:42"] }))
     mkdirSync(join(dataDir, "memory", "console-local"), { recursive: true })
     writeFileSync(join(dataDir, "memory", "console-local", "memory.md"), "# Notes\n\nThe dentist is Dr. Quillfeather.\n")
@@ -110,6 +116,12 @@ describe("steward CLI: what needs no model, JSON, zones", () => {
     const found = await cli(["memory", "search", "dentist"])
     expect(found.code).toBe(0)
     expect(found.stdout).toContain("Quillfeather")
+    const usage = await cli(["usage", "--json"])
+    expect(usage.code).toBe(0)
+    expect(JSON.parse(usage.stdout).quotas.limits).toBeDefined()
+    const badQuota = await cli(["usage"], { QUOTA_SCHEDULES: "many" })
+    expect(badQuota.code).toBe(2)
+    expect(oneLine(badQuota.stderr)).toMatch(/^steward: QUOTA_SCHEDULES: /)
   }, 60_000)
 
   it("cron --json prints JSON, and the preview refuses what a schedule refuses, in the same words", async () => {
