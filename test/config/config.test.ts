@@ -168,6 +168,14 @@ describe("loadConfig", () => {
     expect(serverTimeZone(undefined, "Asia/Tokyo")).toEqual({ zone: "Asia/Tokyo" })
   })
 
+  it.each([
+    ["http://bot.example.com/tg", "TELEGRAM_WEBHOOK_URL: expected the public https URL Telegram posts updates to"],
+    ["https://bot.example.com:3000/tg", "TELEGRAM_WEBHOOK_URL: expected a URL on port 443, 80, 88 or 8443, the ports Telegram posts webhooks to"],
+  ])("refuses a webhook URL Telegram would refuse (%s) before any request", (url, message) => {
+    expect(errorOf({ ...BASE, TELEGRAM_BOT_TOKEN: "1:x", TELEGRAM_WEBHOOK_URL: url, TELEGRAM_WEBHOOK_SECRET: "s3cret" }).message).toMatch(new RegExp(`^${message.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}`))
+    expect(loadConfig({ ...BASE, TELEGRAM_BOT_TOKEN: "1:x", TELEGRAM_WEBHOOK_URL: "https://bot.example.com:8443/tg", TELEGRAM_WEBHOOK_SECRET: "s3cret" }).telegram.webhookUrl).toBe("https://bot.example.com:8443/tg")
+  })
+
   it("treats empty strings as unset", () => {
     const config = loadConfig({ ...BASE, DATA_DIR: "", WORKER_CONCURRENCY: "", LOG_LEVEL: "", OPENAI_BASE_URL: "", TELLER_MODEL: "" })
     expect(config.dataDir).toBe(resolve("./data"))
