@@ -104,7 +104,7 @@ export class ConsoleRoutes {
     if (wait > 0) return this.loginPage(res, 429, LIMITED_TEXT(wait), { "retry-after": String(wait) })
     // Only ever adds Secure, so a forged header can only keep the cookie off plain http.
     const https = req.headers["x-forwarded-proto"] === "https" || /^https:/i.test(req.headers.origin ?? "")
-    const cookie = this.auth.signIn(new URLSearchParams(body).get("token") ?? "", https)
+    const cookie = this.auth.signIn(req, new URLSearchParams(body).get("token") ?? "", https)
     if (cookie) return redirect(res, "/", { "set-cookie": cookie })
     this.limit.wrong(address(req))
     this.log.warn({ from: address(req) }, "owner console: a sign-in with a wrong token")

@@ -84,7 +84,7 @@ describe("the owner console's HTTP surface", () => {
     expect(await wrong.text()).toContain("not the console token")
     const right = await login(TOKEN, { origin: new URL(base).origin })
     expect(right.status).toBe(303)
-    expect(right.headers.get("set-cookie")).toMatch(/^steward_console=[\w-]{43}; HttpOnly; SameSite=Strict; Path=\/; Max-Age=\d+$/)
+    expect(right.headers.get("set-cookie")).toMatch(/^steward_console_\d+=[\w-]{43}; HttpOnly; SameSite=Strict; Path=\/; Max-Age=\d+$/)
     const cookie = right.headers.get("set-cookie")!.split(";")[0]!
     expect((await fetch(`${base}/console/state`, { headers: { cookie } })).status).toBe(200)
     const out = await fetch(`${base}/logout`, { method: "POST", redirect: "manual", headers: { cookie, origin: new URL(base).origin } })
@@ -176,6 +176,25 @@ describe("the owner console's HTTP surface", () => {
     await serve(true)
     expect((await login(TOKEN, { "x-forwarded-proto": "https" })).headers.get("set-cookie")).toMatch(/; Secure$/)
     expect((await login(TOKEN)).headers.get("set-cookie")).not.toMatch(/Secure/)
+  })
+
+  it("keeps the sessions of two Steward processes on one machine apart (a cluster, one admin port each)", async () => {
+    await serve(true)
+    const other = new AdminServer(healthy, new Metrics(), log, new ConsoleRoutes(TOKEN, { store, channels: () => [], mcp: () => [], ownerZone: () => "UTC" }, log))
+    const otherBase = `http://127.0.0.1:${await other.start(0, "127.0.0.1")}`
+    try {
+      // One browser: its cookies are per host, not per port, so it sends both consoles every cookie it has.
+      const jar = new Map<string, string>()
+      for (const at of [base, otherBase]) {
+        const response = await fetch(`${at}/login`, { method: "POST", redirect: "manual", headers: { origin: at, "content-type": "application/x-www-form-urlencoded" }, body: `token=${TOKEN}` })
+        const [name, value] = response.headers.get("set-cookie")!.split(";")[0]!.split("=")
+        jar.set(name!, value!)
+      }
+      const cookie = [...jar].map(([name, value]) => `${name}=${value}`).join("; ")
+      for (const at of [base, otherBase]) expect((await fetch(`${at}/console/state`, { headers: { cookie } })).status, at).toBe(200)
+    } finally {
+      await other.stop()
+    }
   })
 
   it("lets tabs polling at once share one read of the store, and reads afresh after an action", async () => {

@@ -119,7 +119,7 @@ describe("the owner console in a real browser (headless Chromium against the bui
     await page.fill("#token", TOKEN)
     await Promise.all([page.waitForURL(`${base}/`), page.click("button[type=submit]")])
     await page.waitForSelector("body[data-state=live]", { timeout: 5000 })
-    const cookie = (await context.cookies()).find((c) => c.name === "steward_console")
+    const cookie = (await context.cookies()).find((c) => c.name === `steward_console_${new URL(base).port}`)
     expect(cookie).toMatchObject({ httpOnly: true, sameSite: "Strict" })
   })
 
