@@ -32,8 +32,8 @@ export function registerUsage(program: Command): void {
       print(command, { ...summary, quotas: { limits, users } }, () =>
         (rows.length === 0
           ? `no model calls recorded in the last ${days} day${days === 1 ? "" : "s"}\n`
-          : table(["day", "role", "calls", "input", "cached", "output"], rows.map((row) => [row.day, row.role, String(row.calls), String(row.input), `${row.cachedInput} (${share(row)})`, String(row.output)]))) +
-        `\nToday (${today.day}) per user against the quotas (owners are not limited; messages: ${quotas.messagesPerMinute} a minute, notes: ${quotas.memoryNoteChars} characters each, recurring schedules: every ${quotas.minIntervalSeconds} s at most):\n` +
+          : table(["day (UTC)", "role", "calls", "input", "cached", "output"], rows.map((row) => [row.day, row.role, String(row.calls), String(row.input), `${row.cachedInput} (${share(row)})`, String(row.output)]))) +
+        `\nToday (${today.day}, UTC) per user against the quotas (owners are not limited; messages: ${quotas.messagesPerMinute} a minute, notes: ${quotas.memoryNoteChars} characters each, recurring schedules: every ${quotas.minIntervalSeconds} s at most):\n` +
         (users.length === 0
           ? "no user has used a model today or has a schedule\n"
           : table(

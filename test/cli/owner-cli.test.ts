@@ -152,7 +152,7 @@ describe("steward CLI: what needs no model, JSON, zones", () => {
     expect(existsSync(join(dataDir, "memory"))).toBe(false)
   }, 60_000)
 
-  it("every time triggers and status print names its zone", async () => {
+  it("every time triggers, status and usage print names its zone", async () => {
     await seed((store) => store.save({ triggers: [trigger("01AAAATRIGGERONE0000000000", "2030-01-15T07:00:00.000Z")] }))
     const berlin = await cli(["triggers"], { TZ: "Europe/Berlin" })
     expect(berlin.stdout).toContain("2030-01-15 08:00 +01:00")
@@ -160,5 +160,9 @@ describe("steward CLI: what needs no model, JSON, zones", () => {
     expect(utc.stdout).toContain("2030-01-15 07:00 UTC")
     const status = await cli(["status"], { TZ: "America/New_York", MODEL: "openai:x", OPENAI_API_KEY: "k" })
     expect(status.stdout).toContain("2030-01-15 02:00 -05:00")
+    await seed((store) => store.owner.recordUsage({ at: new Date().toISOString(), role: "teller", agent: "teller", conversation: "console:local", user: "console:local", sessionId: "s", model: "openai:x", input: 10, cachedInput: 0, output: 1 }))
+    const usage = await cli(["usage"], { TZ: "Asia/Tokyo" })
+    expect(usage.stdout).toMatch(/^DAY \(UTC\) +ROLE/m)
+    expect(usage.stdout).toMatch(/^Today \(\d{4}-\d\d-\d\d, UTC\) per user/m)
   }, 60_000)
 })

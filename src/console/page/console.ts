@@ -91,8 +91,8 @@ function chart(days: ConsoleSnapshot["usage"]["perDay"]): SVGSVGElement {
   const slot = width / Math.max(1, days.length)
   const scale = (n: number) => (n / most) * (height - top - bottom)
   const root = svg("svg", { viewBox: `0 0 ${width} ${height}`, role: "img", "aria-label": "model tokens per day" })
-  root.append(svg("title", {}, "Model tokens per day (input and output)"))
-  root.append(svg("text", { x: 0, y: 11, class: "legend" }, `tokens per day, most ${tokens(most)} · light: input · dark: output`))
+  root.append(svg("title", {}, "Model tokens per UTC day (input and output)"))
+  root.append(svg("text", { x: 0, y: 11, class: "legend" }, `tokens per day (UTC), most ${tokens(most)} · light: input · dark: output`))
   days.forEach((day, i) => {
     const x = i * slot + slot * 0.15
     const w = slot * 0.7
