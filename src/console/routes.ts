@@ -64,7 +64,8 @@ export class ConsoleRoutes {
     if (method === "GET" && path === "/") return this.file(req, res, this.assets["index.html"])
     if (method === "GET" && path === "/console/state") {
       req.resume()
-      return sendJson(res, 200, await this.snapshot())
+      const state = JSON.stringify(await this.snapshot())
+      return send(res, 200, "application/json; charset=utf-8", this.sources.redact?.(state) ?? state)
     }
     if (method !== "POST") return this.refuse(req, res, 405, "POST")
     // A bearer token is never sent by a browser on its own; a cookie is, so its requests must

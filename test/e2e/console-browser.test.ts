@@ -20,6 +20,8 @@ const TOKEN = "console-token-for-the-browser-test"
 const OWNER = 1001
 const XSS = `<img src=x onerror="document.body.dataset.pwned='yes'"><script>document.body.dataset.pwned='yes'</script>`
 const DAY_MS = 86_400_000
+/** A provider key Steward is configured with, which a task's error quotes. */
+const API_KEY = "sk-console-browser-test-key-0123456789"
 
 let dataDir: string
 let models: ModelServer
@@ -54,7 +56,10 @@ async function seed(): Promise<void> {
         trigger("01TRIGGERXSS00000000000000", { interval: 86_400, nextRunAt: nextRun, prompt: XSS, lastFiringId: "01TRIGGERXSS00000000000000/01FIRING000000000000000000" }),
       ],
       firings: [firing("01TRIGGERMORNING0000000000", { status: "delivered", messageId: "7" }), firing("01TRIGGERXSS00000000000000", { status: "failed", error: "the model was down" })],
-      tasks: [taskRecord("01TASKFAILED00000000000000", { status: "failed", prompt: "summarise the inbox", error: XSS, startedAt: new Date(Date.now() - 120_000).toISOString(), endedAt: new Date(Date.now() - 60_000).toISOString() })],
+      tasks: [
+        taskRecord("01TASKFAILED00000000000000", { status: "failed", prompt: "summarise the inbox", error: XSS, startedAt: new Date(Date.now() - 120_000).toISOString(), endedAt: new Date(Date.now() - 60_000).toISOString() }),
+        taskRecord("01TASKLEAKY000000000000000", { status: "failed", prompt: "call the API", error: `401 from https://api.example.com/v1?key=${API_KEY} (console ${TOKEN})`, startedAt: new Date(Date.now() - 100_000).toISOString(), endedAt: new Date(Date.now() - 90_000).toISOString() }),
+      ],
       conversations: [{ id: "telegram:1001", user: "telegram:1001", tellerSessionId: "S" }],
       profiles: [{ user: "telegram:1001", timeZone: "Europe/Berlin", timeZoneSource: "user", updatedAt: new Date().toISOString() }],
     })
@@ -86,7 +91,7 @@ beforeAll(async () => {
   browser = await launchChromium()
   models = await startModelServer(hangingWork)
   telegram = await startTelegramApi()
-  steward = StewardProcess.start({ ...scriptedEnv(dataDir, models.url), ...telegramEnv(telegram), ALLOWED_USERS: `telegram:${OWNER}`, ADMIN_PORT: "0", ADMIN_TOKEN: TOKEN, LOG_LEVEL: "info" })
+  steward = StewardProcess.start({ ...scriptedEnv(dataDir, models.url), ...telegramEnv(telegram), ALLOWED_USERS: `telegram:${OWNER}`, ADMIN_PORT: "0", ADMIN_TOKEN: TOKEN, OPENAI_COMPATIBLE_API_KEY: API_KEY, LOG_LEVEL: "info" })
   base = `http://127.0.0.1:${await steward.adminPort()}`
 }, 60_000)
 
@@ -180,6 +185,15 @@ describe("the owner console in a real browser (headless Chromium against the bui
     expect(await page.evaluate(() => document.body.dataset.pwned)).toBeUndefined()
     const html = await page.content()
     expect(html).not.toContain(TOKEN)
+  })
+
+  it("shows no configured secret a task's error quotes: the state is redacted as the log is", async () => {
+    expect(await panel(page, "failures")).toMatch(/01TASKLEAKY000000000000000[\s\S]*key=\[redacted\] \(console \[redacted\]\)/)
+    const state = await (await fetch(`${base}/console/state`, { headers: { authorization: `Bearer ${TOKEN}` } })).text()
+    expect(state).toContain("01TASKLEAKY000000000000000")
+    expect(state).not.toContain(API_KEY)
+    expect(state).not.toContain(TOKEN)
+    expect(state).not.toContain(telegram.token)
   })
 
   it("updates in place when a task starts, and Cancel stops it", async () => {
