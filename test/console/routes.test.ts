@@ -172,6 +172,17 @@ describe("the owner console's HTTP surface", () => {
     expect((await fetch(`${base}/console/state`, { headers: { cookie } })).status).toBe(200)
   })
 
+  it("signs in and acts behind a TLS proxy that sends its upstream as Host and the browser's name as X-Forwarded-Host", async () => {
+    await serve(true)
+    const proxied = { origin: "https://steward.example.com", "x-forwarded-host": "steward.example.com", "x-forwarded-proto": "https" }
+    const response = await login(TOKEN, proxied)
+    expect(response.status).toBe(303)
+    const cookie = response.headers.get("set-cookie")!.split(";")[0]!
+    const action = await fetch(`${base}/console/tasks/01NOSUCHTASK0000000000000/cancel`, { method: "POST", headers: { ...proxied, cookie, "content-type": "application/json" }, body: "{}" })
+    expect(action.status).toBe(404)
+    expect((await login(TOKEN, { ...proxied, origin: "https://evil.example" })).status).toBe(403)
+  })
+
   it("marks the session cookie Secure when the browser came over https (behind a TLS proxy), not on plain http", async () => {
     await serve(true)
     expect((await login(TOKEN, { "x-forwarded-proto": "https" })).headers.get("set-cookie")).toMatch(/; Secure$/)
