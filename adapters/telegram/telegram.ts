@@ -182,6 +182,8 @@ export class TelegramChannel implements Channel {
       this.webhook = await listenForUpdates(this.bot, { port: this.config.webhookPort, host: this.options.webhookHost, secret: webhookSecret }, this.log)
       await this.bot.api.setWebhook(webhookUrl, { secret_token: webhookSecret, allowed_updates: UPDATE_TYPES }).catch(async (error: unknown) => {
         await this.stop()
+        // 400 "bad webhook: …" (a host it cannot resolve, a certificate it does not trust): a restart cannot fix it.
+        if (error instanceof GrammyError && error.error_code === 400) throw new ConfigError("TELEGRAM_WEBHOOK_URL", `TELEGRAM_WEBHOOK_URL was refused by Telegram (${error.description}): give the public https URL that reaches TELEGRAM_WEBHOOK_PORT`)
         throw error
       })
       this.log.info({ port: this.webhook.port }, "receiving Telegram updates by webhook")

@@ -4,6 +4,7 @@ import type { Channel } from "../channel/channel.ts"
 import type { Config } from "../config/config.ts"
 import { mcpViews } from "../console/mcp-state.ts"
 import { ConsoleRoutes } from "../console/routes.ts"
+import { redactor, secretsOf } from "../log/redact.ts"
 import { checkHealth } from "./health.ts"
 import type { Metrics } from "./metrics.ts"
 import { AdminServer } from "./server.ts"
@@ -24,7 +25,7 @@ export async function startAdmin(config: Config, app: App, channels: Channel[], 
   const probe = () => app.store.probe()
   const owner = [...config.allowedUsers.users][0]
   const ownerConsole = config.admin.token
-    ? new ConsoleRoutes(config.admin.token, { store: app.store, channels: channelHealth, mcp: () => mcpViews(app.mcp), ownerZone: () => app.supervisor.profiles.timeZoneOf(owner ?? "") }, log.child({ part: "console" }))
+    ? new ConsoleRoutes(config.admin.token, { store: app.store, channels: channelHealth, mcp: () => mcpViews(app.mcp), ownerZone: () => app.supervisor.profiles.timeZoneOf(owner ?? ""), redact: redactor(secretsOf(config)) }, log.child({ part: "console" }))
     : undefined
   // Each MCP server's state is reported; a server down does not make Steward unhealthy.
   const server = new AdminServer(async () => ({ ...(await checkHealth(probe, channelHealth())), mcp: app.mcp?.health() ?? [] }), metrics, log, ownerConsole)

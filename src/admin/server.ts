@@ -4,6 +4,7 @@ import { listen } from "../config/ports.ts"
 import type { HealthReport } from "./health.ts"
 import type { Metrics } from "./metrics.ts"
 import { stewardVersion } from "../version/version.ts"
+import { send, sendJson } from "../console/http.ts"
 
 /** The owner console's part of the admin server (src/console/routes.ts): true when it answered. */
 export interface ConsoleHandler {
@@ -30,7 +31,9 @@ export class AdminServer {
   async start(port: number, host: string): Promise<number> {
     this.server = createServer((req, res) => {
       const path = req.url?.split("?")[0] ?? "/"
-      const answer = (status: number, type: string, body: string) => res.writeHead(status, { "content-type": type }).end(body)
+      // Every answer carries the console's security headers, these too: a page that frames or
+      // sniffs /healthz or a 404 is as unwelcome as one that frames the console.
+      const answer = (status: number, type: string, body: string) => send(res, status, type, body)
       const route = req.method !== "GET" && req.method !== "HEAD" ? undefined : path === "/healthz" ? this.healthz() : path === "/metrics" ? this.metricsText() : undefined
       if (!route) return void this.other(req, res, path)
       req.resume()
@@ -38,7 +41,7 @@ export class AdminServer {
         ({ status, type, body }) => answer(status, type, body),
         (error: unknown) => {
           this.log.error({ err: error, path }, "admin endpoint failed")
-          answer(500, "application/json", JSON.stringify({ error: error instanceof Error ? error.message : String(error) }))
+          sendJson(res, 500, { error: error instanceof Error ? error.message : String(error) })
         },
       )
     })
@@ -50,12 +53,13 @@ export class AdminServer {
     try {
       if (await this.console?.handle(req, res, path)) return
       req.resume()
-      res.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify({ error: "not found: GET /healthz or /metrics" }))
+      sendJson(res, 404, { error: "not found: GET /healthz or /metrics" })
     } catch (error) {
       this.log.error({ err: error, path }, "owner console request failed")
       req.resume()
-      if (!res.headersSent) res.writeHead(500, { "content-type": "application/json" })
-      res.end(JSON.stringify({ error: "the console could not answer; see Steward's log" }))
+      const body = { error: "the console could not answer; see Steward's log" }
+      if (res.headersSent) res.end(JSON.stringify(body))
+      else sendJson(res, 500, body)
     }
   }
 

@@ -1,8 +1,9 @@
 import type { ModelMessage } from "ai"
+import { systemTimeZone } from "../config/platforms.ts"
 import { isoInZone, longLocalTime } from "../user/time-zone.ts"
 
 const ENV_OPEN = "<env>"
-const SERVER_ZONE = Intl.DateTimeFormat().resolvedOptions().timeZone
+const SERVER_ZONE = systemTimeZone()
 
 /**
  * The facts a model cannot know by itself: without them "tomorrow at 9" cannot be scheduled.

@@ -1,4 +1,4 @@
-import { existsSync } from "node:fs"
+import { statSync } from "node:fs"
 import { join } from "node:path"
 import type { Command } from "commander"
 import { Store } from "../store/store.ts"
@@ -61,16 +61,47 @@ export async function withStore<T>(use: (store: Store) => Promise<T>, { create =
     }
   })()
   const file = join(dataDir, "steward.sqlite")
-  if (!storeUrl && !create && !existsSync(file)) throw new CliError(`no Steward data in ${dataDir} (set DATA_DIR, or STORE_URL, to where Steward keeps it)`)
+  if (!storeUrl && !create && !hasData(dataDir, file)) throw new CliError(`no Steward data in ${dataDir} (set DATA_DIR, or STORE_URL, to where Steward keeps it)`)
   const store = await Store.open(dataDir, storeUrl).catch((error: unknown) => {
     const refused = refusal(error)
     if (refused) throw new CliError(refused, 2)
-    throw new CliError(`could not open the store ${storeUrl ? redactUrl(storeUrl) : file}: ${error instanceof Error ? error.message : String(error)}`)
+    const message = error instanceof Error ? error.message : String(error)
+    const fix = !storeUrl && NOT_ALLOWED.test(message) ? `; ${asOwner(dataDir)}` : ""
+    throw new CliError(`could not open the store ${storeUrl ? redactUrl(storeUrl) : file}: ${message}${fix}`)
   })
   try {
     return await use(store)
   } finally {
     await store.close()
+  }
+}
+
+/** A store this user may not open: its file or folder belongs to the user Steward runs as. */
+const NOT_ALLOWED = /SQLITE_READONLY|SQLITE_CANTOPEN|EACCES|EPERM/
+
+function asOwner(dataDir: string): string {
+  let owner = ""
+  try {
+    owner = ` (uid ${statSync(dataDir).uid})`
+  } catch {
+    // Not even its owner can be read: the advice stands without it.
+  }
+  return `run steward as the user that owns ${dataDir}${owner}, e.g. sudo -u <that user> steward …`
+}
+
+/**
+ * Whether `path` (a store, the memory folder) is in the data folder. Absent is "no Steward data";
+ * a folder this user may not read is not absent — it is said so, with who may read it, instead
+ * of claiming there is no data where there is.
+ */
+export function hasData(dataDir: string, path: string): boolean {
+  try {
+    statSync(path)
+    return true
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    if (code === "ENOENT" || code === "ENOTDIR") return false
+    throw new CliError(`cannot read ${path} (${code ?? String(error)}): ${asOwner(dataDir)}`)
   }
 }
 

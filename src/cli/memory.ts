@@ -1,8 +1,7 @@
-import { existsSync } from "node:fs"
 import { join } from "node:path"
 import type { Command } from "commander"
 import { dataDirOf } from "../config/config.ts"
-import { CliError, clip, config, print, setting } from "./common.ts"
+import { CliError, clip, config, hasData, print, setting } from "./common.ts"
 
 const MAX_HITS = 50
 
@@ -22,13 +21,12 @@ export function registerMemory(program: Command): void {
       const user = options.user ?? (settings.memoryScope === "shared" ? "shared" : owners.length === 1 ? owners[0] : undefined)
       if (!user) throw new CliError("whose notes? give --user <channel:id>", 2)
       const query = words.join(" ")
-      if (!existsSync(join(settings.dataDir, "memory"))) throw new CliError(`no Steward data in ${settings.dataDir} (set DATA_DIR to where Steward keeps it)`)
       if (!/[\p{L}\p{N}]/u.test(query)) throw new CliError("the query has no words to search for", 2)
-      // No watcher: one search, then the index worker is stopped.
-      // The search libraries are loaded by the memory commands only, not by every command.
-      const { Memory } = await import("../memory/memory.ts")
-      const notes = new Memory({ dir: join(settings.dataDir, "memory"), scope: settings.memoryScope, watch: false })
-      const hits = await notes.search(user, { query, limit }).finally(() => notes.close())
+      const dir = join(settings.dataDir, "memory")
+      // A Steward that has run but kept no note yet has a store and no memory folder: no hits.
+      const noted = hasData(settings.dataDir, dir)
+      if (!noted && !hasData(settings.dataDir, join(settings.dataDir, "steward.sqlite"))) throw new CliError(`no Steward data in ${settings.dataDir} (set DATA_DIR to where Steward keeps it)`)
+      const hits = noted ? await searchNotes(dir, settings.memoryScope, user, query, limit) : []
       print(command, hits, () => (hits.length === 0 ? `nothing found for "${query}"\n` : hits.map((hit) => `${hit.source}  (${hit.score.toFixed(2)})\n  ${clip(hit.content, 200)}\n`).join("")))
     })
   memory
@@ -39,4 +37,11 @@ export function registerMemory(program: Command): void {
       const code = await reindexMemory(config(), (line) => process.stdout.write(`${line}\n`), (line) => process.stderr.write(`${line}\n`))
       if (code !== 0) throw new CliError("reindexing did not complete", code)
     })
+}
+
+/** One search, no watcher; the search libraries are loaded by the memory commands only, not by every command. */
+async function searchNotes(dir: string, scope: "user" | "shared", user: string, query: string, limit: number) {
+  const { Memory } = await import("../memory/memory.ts")
+  const notes = new Memory({ dir, scope, watch: false })
+  return notes.search(user, { query, limit }).finally(() => notes.close())
 }

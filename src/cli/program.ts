@@ -18,7 +18,8 @@ export function cliProgram(): Command {
     .description("Steward's owner commands. They work beside a running Steward on the same DATA_DIR.")
     .version(stewardVersion(), "-V, --version", "the version of Steward")
     .option("--json", "print JSON for scripts instead of tables")
-    .showHelpAfterError()
+    // A mistake in the command line is one line, like every other error, not the whole help.
+    .configureOutput({ outputError: (text, write) => write(`${text.trim().replace(/^error: /, "steward: ")} (see --help)\n`) })
     .exitOverride()
   registerStatus(program)
   registerDoctor(program)

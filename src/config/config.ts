@@ -43,7 +43,11 @@ const schema = z.object({
   PERMISSIONS_FILE: z.string().optional(),
   TELEGRAM_BOT_TOKEN: telegramToken.optional(),
   TELEGRAM_API_ROOT: httpUrl().optional(),
-  TELEGRAM_WEBHOOK_URL: httpUrl().optional(),
+  // Telegram's own rule for webhooks: https, on one of four ports; it refuses any other at setWebhook.
+  TELEGRAM_WEBHOOK_URL: z
+    .url({ protocol: /^https$/, error: "expected the public https URL Telegram posts updates to" })
+    .refine((url) => ["", "443", "80", "88", "8443"].includes(new URL(url).port), "expected a URL on port 443, 80, 88 or 8443, the ports Telegram posts webhooks to")
+    .optional(),
   // Telegram's rule for secret_token.
   TELEGRAM_WEBHOOK_SECRET: z.string().regex(/^[A-Za-z0-9_-]{1,256}$/, "expected 1-256 characters A-Z, a-z, 0-9, _ or -").optional(),
   TELEGRAM_WEBHOOK_PORT: port().default(8443),

@@ -21,16 +21,40 @@ export function halfSetPlatform(present: Record<string, string | undefined>): { 
   return undefined
 }
 
+/** A POSIX TZ rule without daylight saving: a name (`UTC`, `<+03>`) and the hours WEST of UTC. */
+const POSIX_FIXED = /^(?:[A-Za-z]{3,}|<[A-Za-z0-9+-]{1,10}>)([+-]?)(\d{1,2})(?::(\d{2}))?$/
+const EXPECTED = "expected an IANA time zone, e.g. Europe/Berlin (or unset TZ and set DEFAULT_TIMEZONE)"
+
 /**
  * The server's own zone, the default for users who set none. A `TZ` the system cannot read
  * (`Mars/Olympus`) leaves Node with no zone at all, and every date the agents see would say
  * "undefined": refused like any bad variable. `:`-prefixed values are the C library's file form.
+ * A POSIX rule with a fixed offset (`UTC0`, `<+03>-3`), which the C library reads but Node's ICU
+ * does not, is the Etc/GMT zone of that offset (POSIX and Etc/GMT both count hours west of UTC);
+ * a rule with daylight saving (`CET-1CEST,M3.5.0,…`) would need its rules re-implemented, so it is
+ * refused, asking for the place's name. An unset or empty TZ on a system whose zone ICU cannot
+ * name (`Etc/Unknown`, as with `TZ=` or no /etc/localtime) is UTC, which is what the C library uses then.
  */
-export function serverTimeZone(tz: string | undefined): { zone: string } | { error: string } {
-  const resolved = Intl.DateTimeFormat().resolvedOptions().timeZone as string | undefined
-  if (tz === undefined) return { zone: resolved ?? "UTC" }
-  if (tz.startsWith(":/")) return { zone: resolved ?? "UTC" }
+export function serverTimeZone(tz: string | undefined, resolved = Intl.DateTimeFormat().resolvedOptions().timeZone as string | undefined): { zone: string } | { error: string } {
+  const system = resolved !== undefined && isTimeZone(resolved) ? resolved : "UTC"
+  if (tz === undefined || tz.startsWith(":/")) return { zone: system }
   const name = tz.startsWith(":") ? tz.slice(1) : tz
-  if (!isTimeZone(name)) return { error: `TZ: expected an IANA time zone, e.g. Europe/Berlin (or unset TZ and set DEFAULT_TIMEZONE), got ${JSON.stringify(tz)}` }
-  return { zone: name }
+  if (isTimeZone(name)) return { zone: name }
+  const posix = POSIX_FIXED.exec(name)
+  if (posix) {
+    const [, sign, hours, minutes] = posix
+    if (minutes !== undefined && minutes !== "00") return { error: `TZ: ${EXPECTED}; a POSIX offset of part of an hour has no Etc/GMT zone, got ${JSON.stringify(tz)}` }
+    const west = Number(hours)
+    if (west === 0) return { zone: "UTC" }
+    if (west <= 14) return { zone: `Etc/GMT${sign === "-" ? "-" : "+"}${west}` }
+  }
+  const rule = /[,]|\d[A-Za-z<]/.test(name) ? "; a POSIX rule with daylight saving is not read: name the place instead" : ""
+  return { error: `TZ: ${EXPECTED}${rule}, got ${JSON.stringify(tz)}` }
+}
+
+/** This process's zone as serverTimeZone reads TZ, for what shows times without a user's zone;
+ *  UTC when TZ is refused (start-up has refused it already). */
+export function systemTimeZone(): string {
+  const server = serverTimeZone(process.env.TZ || undefined)
+  return "zone" in server ? server.zone : "UTC"
 }

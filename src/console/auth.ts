@@ -2,7 +2,10 @@ import { randomBytes } from "node:crypto"
 import type { IncomingMessage } from "node:http"
 import { sameSecret } from "../access/same-secret.ts"
 
-export const SESSION_COOKIE = "steward_console"
+/** The session cookie's name on the admin port the request came in on. Browsers keep cookies per
+ *  host, not per port: two Steward processes on one machine (a cluster, one admin port each) would
+ *  otherwise overwrite each other's session and sign the owner out of the other console. */
+export const sessionCookie = (req: IncomingMessage) => `steward_console_${req.socket.localPort ?? 0}`
 /** A signed-in browser stays signed in this long, then signs in again. */
 const SESSION_MS = 12 * 3600_000
 
@@ -25,7 +28,7 @@ export class ConsoleAuth {
   check(req: IncomingMessage): Credential | "wrong" | undefined {
     const bearer = /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? "")?.[1]
     if (bearer !== undefined) return sameSecret(bearer.trim(), this.token) ? "bearer" : "wrong"
-    const session = cookie(req, SESSION_COOKIE)
+    const session = cookie(req, sessionCookie(req))
     const until = session === undefined ? undefined : this.sessions.get(session)
     if (until === undefined) return undefined
     if (until > Date.now()) return "session"
@@ -33,21 +36,22 @@ export class ConsoleAuth {
     return undefined
   }
 
-  /** A new session's Set-Cookie header when `given` is ADMIN_TOKEN. */
-  signIn(given: string): string | undefined {
+  /** A new session's Set-Cookie header when `given` (from `req`) is ADMIN_TOKEN; `Secure` when the
+   *  browser reached the console over https (a TLS proxy in front says so), so it never travels in clear. */
+  signIn(req: IncomingMessage, given: string, secure = false): string | undefined {
     if (!sameSecret(given, this.token)) return undefined
     const now = Date.now()
     for (const [id, until] of this.sessions) if (until <= now) this.sessions.delete(id)
     const id = randomBytes(32).toString("base64url")
     this.sessions.set(id, now + SESSION_MS)
-    return `${SESSION_COOKIE}=${id}; HttpOnly; SameSite=Strict; Path=/; Max-Age=${SESSION_MS / 1000}`
+    return `${sessionCookie(req)}=${id}; HttpOnly; SameSite=Strict; Path=/; Max-Age=${SESSION_MS / 1000}${secure ? "; Secure" : ""}`
   }
 
   /** Ends the request's session; the Set-Cookie header that clears it in the browser. */
   signOut(req: IncomingMessage): string {
-    const session = cookie(req, SESSION_COOKIE)
+    const session = cookie(req, sessionCookie(req))
     if (session !== undefined) this.sessions.delete(session)
-    return `${SESSION_COOKIE}=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0`
+    return `${sessionCookie(req)}=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0`
   }
 }
 

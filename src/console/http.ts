@@ -30,8 +30,8 @@ export function send(res: ServerResponse, status: number, type: string, body: st
   res.writeHead(status, { ...SECURITY_HEADERS, "cache-control": "no-store", "content-type": type, ...headers }).end(body)
 }
 
-export function sendJson(res: ServerResponse, status: number, data: unknown): void {
-  send(res, status, "application/json; charset=utf-8", JSON.stringify(data))
+export function sendJson(res: ServerResponse, status: number, data: unknown, headers: Record<string, string> = {}): void {
+  send(res, status, "application/json; charset=utf-8", JSON.stringify(data), headers)
 }
 
 export function redirect(res: ServerResponse, location: string, headers: Record<string, string> = {}): void {
@@ -50,8 +50,14 @@ export function sameOrigin(req: IncomingMessage, allowNoOrigin: boolean): boolea
   if (site !== undefined && site !== "same-origin") return false
   const origin = req.headers.origin
   if (origin === undefined) return allowNoOrigin
+  // Behind a TLS proxy that sends its upstream's address as Host (nginx's default), the name the
+  // browser used arrives as X-Forwarded-Host. A page of another site cannot set that header on a
+  // request the browser sends without asking first (a custom header needs a CORS preflight the
+  // console never grants), so it is as much the console's own name as Host is.
+  const names = [req.headers.host, ...String(req.headers["x-forwarded-host"] ?? "").split(",").map((name) => name.trim())]
   try {
-    return new URL(origin).host === req.headers.host
+    const host = new URL(origin).host
+    return names.some((name) => name !== undefined && name !== "" && name === host)
   } catch {
     return false
   }

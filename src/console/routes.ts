@@ -4,6 +4,7 @@ import { isActionPath, runAction } from "./actions.ts"
 import { loadAssets, type Asset, type AssetName } from "./assets.ts"
 import { ConsoleAuth } from "./auth.ts"
 import { readBody, redirect, send, sendJson, sameOrigin } from "./http.ts"
+import { SignInLimit } from "./sign-in-limit.ts"
 import { consoleSnapshot, type ConsoleSnapshot, type ConsoleSources } from "./snapshot.ts"
 
 /** Public: the login page needs its style; neither holds anything of the owner's. */
@@ -11,6 +12,7 @@ const PUBLIC_ASSETS: Record<string, AssetName> = { "/console/console.css": "cons
 const LOGIN_BODY_MAX = 4096
 const FAILED_MARK = "<!--failed-->"
 const FAILED_TEXT = '<p class="failed" role="alert">That is not the console token.</p>'
+const LIMITED_TEXT = (seconds: number) => `<p class="failed" role="alert">Too many wrong tokens from this address: try again in ${seconds} s.</p>`
 /** Open tabs each read the state every 2 s; within this, they share one read of the store. */
 const SNAPSHOT_SHARED_MS = 1000
 
@@ -22,6 +24,7 @@ const SNAPSHOT_SHARED_MS = 1000
  */
 export class ConsoleRoutes {
   private readonly auth: ConsoleAuth
+  private readonly limit = new SignInLimit()
   private readonly assets = loadAssets()
   private latest?: { at: number; snapshot: Promise<ConsoleSnapshot> }
 
@@ -52,11 +55,17 @@ export class ConsoleRoutes {
       req.resume()
       return redirect(res, "/login")
     }
+    if (credential === "bearer" || credential === "wrong") {
+      const wait = this.limit.retryAfter(address(req))
+      if (wait > 0) return this.refuse(req, res, 429, `too many wrong tokens from this address; try again in ${wait} s`, { "retry-after": String(wait) })
+      if (credential === "wrong") this.limit.wrong(address(req))
+    }
     if (credential === undefined || credential === "wrong") return this.refuse(req, res, 401, credential === "wrong" ? "wrong bearer token" : "sign in first: POST /login, or Authorization: Bearer <ADMIN_TOKEN>")
     if (method === "GET" && path === "/") return this.file(req, res, this.assets["index.html"])
     if (method === "GET" && path === "/console/state") {
       req.resume()
-      return sendJson(res, 200, await this.snapshot())
+      const state = JSON.stringify(await this.snapshot())
+      return send(res, 200, "application/json; charset=utf-8", this.sources.redact?.(state) ?? state)
     }
     if (method !== "POST") return this.refuse(req, res, 405, "POST")
     // A bearer token is never sent by a browser on its own; a cookie is, so its requests must
@@ -92,10 +101,19 @@ export class ConsoleRoutes {
     if (!sameOrigin(req, true)) return this.refuse(req, res, 403, "a sign-in from another site")
     const body = await readBody(req, LOGIN_BODY_MAX)
     if (body === undefined) return this.refuse(req, res, 413, "too large")
-    const cookie = this.auth.signIn(new URLSearchParams(body).get("token") ?? "")
+    const wait = this.limit.retryAfter(address(req))
+    if (wait > 0) return this.loginPage(res, 429, LIMITED_TEXT(wait), { "retry-after": String(wait) })
+    // Only ever adds Secure, so a forged header can only keep the cookie off plain http.
+    const https = req.headers["x-forwarded-proto"] === "https" || /^https:/i.test(req.headers.origin ?? "")
+    const cookie = this.auth.signIn(req, new URLSearchParams(body).get("token") ?? "", https)
     if (cookie) return redirect(res, "/", { "set-cookie": cookie })
-    this.log.warn({ from: req.socket.remoteAddress }, "owner console: a sign-in with a wrong token")
-    send(res, 401, this.assets["login.html"].type, this.assets["login.html"].body.toString("utf8").replace(FAILED_MARK, FAILED_TEXT))
+    this.limit.wrong(address(req))
+    this.log.warn({ from: address(req) }, "owner console: a sign-in with a wrong token")
+    this.loginPage(res, 401, FAILED_TEXT)
+  }
+
+  private loginPage(res: ServerResponse, status: number, alert: string, headers: Record<string, string> = {}): void {
+    send(res, status, this.assets["login.html"].type, this.assets["login.html"].body.toString("utf8").replace(FAILED_MARK, alert), headers)
   }
 
   private file(req: IncomingMessage, res: ServerResponse, asset: Asset): void {
@@ -104,8 +122,11 @@ export class ConsoleRoutes {
     send(res, 200, asset.type, asset.body, { etag: asset.etag, "cache-control": "no-cache" })
   }
 
-  private refuse(req: IncomingMessage, res: ServerResponse, status: number, error: string): void {
+  private refuse(req: IncomingMessage, res: ServerResponse, status: number, error: string, headers: Record<string, string> = {}): void {
     req.resume()
-    sendJson(res, status, { error })
+    sendJson(res, status, { error }, headers)
   }
 }
+
+/** Who is guessing: the peer's address (a reverse proxy's own, behind one). */
+const address = (req: IncomingMessage) => req.socket.remoteAddress ?? ""

@@ -13,6 +13,9 @@ export interface ConsoleSources {
   mcp(): McpView[]
   /** The IANA zone times are shown in: the owner's own, else DEFAULT_TIMEZONE. */
   ownerZone(): string
+  /** Takes every configured secret out of the state's text, as out of a log line: a task's error
+   *  or a channel's reason may quote a URL or a message that holds one. */
+  redact?: (text: string) => string
 }
 
 const USAGE_DAYS = 14

@@ -32,14 +32,53 @@ function isModelError(error: unknown): error is Error {
 export function modelErrorFields(error: Error): ModelErrorFields {
   const call = apiCallOf(error)
   const body = call?.requestBodyValues as { model?: unknown } | undefined
+  const message = withoutEcho(error.message, call?.requestBodyValues)
   return {
     type: error.name,
-    message: error.message.length > MESSAGE_CHARS ? `${error.message.slice(0, MESSAGE_CHARS - 1)}…` : error.message,
+    message: message.length > MESSAGE_CHARS ? `${message.slice(0, MESSAGE_CHARS - 1)}…` : message,
     ...(call?.statusCode === undefined ? {} : { status: call.statusCode }),
     ...(call && URL.canParse(call.url) ? { provider: new URL(call.url).host } : {}),
     ...(typeof body?.model === "string" ? { model: body.model } : {}),
     ...(requestIdOf(call?.responseHeaders) ?? {}),
   }
+}
+
+/** The shortest run of the request a message may repeat before it counts as an echo: long
+ *  enough for "invalid request" or a model id to stay, short enough to catch a quoted sentence. */
+const ECHO_CHARS = 16
+
+/**
+ * The provider's message without what it quotes of the request: some providers and gateways
+ * echo the offending input ("invalid content: <the user's message>"). Every run of at least
+ * ECHO_CHARS characters that is also in the request body (or in its JSON, where quotes and
+ * newlines are escaped) becomes "[…]", so neither a prompt nor a user's words reach the log.
+ */
+function withoutEcho(whole: string, request: unknown): string {
+  // Past this, the message is cut anyway: the scan stays cheap against a large request.
+  const message = whole.slice(0, MESSAGE_CHARS * 3)
+  if (request === undefined || message.length < ECHO_CHARS) return message
+  const json = JSON.stringify(request)
+  const sent = [json, texts(request).join("\n")]
+  const echoed = (from: number, to: number) => sent.some((text) => text.includes(message.slice(from, to)))
+  let kept = ""
+  let at = 0
+  while (at < message.length) {
+    if (at + ECHO_CHARS <= message.length && echoed(at, at + ECHO_CHARS)) {
+      let end = at + ECHO_CHARS
+      while (end < message.length && echoed(at, end + 1)) end++
+      kept += "[…]"
+      at = end
+    } else kept += message[at++]
+  }
+  return kept
+}
+
+/** Every string in the request body (messages' content parts, the system prompt, tool descriptions). */
+function texts(value: unknown, into: string[] = []): string[] {
+  if (typeof value === "string") into.push(value)
+  else if (Array.isArray(value)) for (const item of value) texts(item, into)
+  else if (value && typeof value === "object") for (const item of Object.values(value)) texts(item, into)
+  return into
 }
 
 /** The API call under a retry's or another wrapper's error. */

@@ -1,7 +1,7 @@
 import type { Config } from "../config/config.ts"
 
 /** The parts of the configuration that hold secrets. */
-export type SecretSources = Partial<Pick<Config, "telegram" | "slack" | "providers" | "hooks" | "storeUrl" | "search">>
+export type SecretSources = Partial<Pick<Config, "telegram" | "slack" | "providers" | "hooks" | "storeUrl" | "search" | "admin">>
 
 /** What a secret is replaced with in a log line. */
 export const REDACTED = "[redacted]"
@@ -9,8 +9,8 @@ export const REDACTED = "[redacted]"
 // Shorter values (a test's "pw", an empty key) would blank out ordinary words of every line.
 const MIN_SECRET_LENGTH = 4
 
-/** Every secret the configuration holds: tokens, signing secrets, API keys, the hooks token and
- *  the store's database password. */
+/** Every secret the configuration holds: tokens, signing secrets, API keys, the hooks and console
+ *  tokens and the store's database password. */
 export function secretsOf(config: SecretSources): string[] {
   const { telegram, slack, providers, hooks, search } = config
   const secrets = [
@@ -23,6 +23,7 @@ export function secretsOf(config: SecretSources): string[] {
     providers?.anthropic.apiKey,
     providers?.openaiCompatible.apiKey,
     hooks?.token,
+    config.admin?.token,
     search && "apiKey" in search ? search.apiKey : undefined,
     ...storePasswords(config.storeUrl),
   ]

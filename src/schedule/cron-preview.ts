@@ -1,3 +1,4 @@
+import { systemTimeZone } from "../config/platforms.ts"
 import { parseScheduleCron } from "./cron.ts"
 
 export const CRON_USAGE = 'cron "<expr>" [--tz <zone>] [--count <n>]   show the next runs of a cron expression'
@@ -38,7 +39,7 @@ export function cronPreview(args: string[], now = new Date()): { text: string; d
   if (!expression.trim()) return { error: `usage: npm run steward -- ${CRON_USAGE}` }
   const read = parseScheduleCron(expression, timezone)
   if ("error" in read) return read
-  const zone = timezone ?? Intl.DateTimeFormat().resolvedOptions().timeZone
+  const zone = timezone ?? systemTimeZone()
   const runs = read.schedule.nextRuns(count, now)
   const dst =
     read.schedule.kind === "fixed-time"

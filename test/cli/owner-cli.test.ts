@@ -71,6 +71,26 @@ describe("steward CLI: errors an owner can read", () => {
     expect(oneLine(backup.stderr)).toMatch(new RegExp(`^steward: could not open the store ${join(dataDir, "steward.sqlite")}`))
   }, 60_000)
 
+  it.skipIf(process.getuid?.() !== 0)("a data folder this user may not read is said so, naming its owner, not \"no Steward data\" (run as nobody)", async () => {
+    await seed(async () => {})
+    chmodSync(root, 0o755)
+    chmodSync(dataDir, 0o700)
+    for (const args of [["status"], ["memory", "search", "dentist"]]) {
+      const { code, stderr } = await cli(args, {}, 65534)
+      expect(code).toBe(1)
+      expect(oneLine(stderr)).toMatch(new RegExp(`^steward: cannot read ${dataDir}/\\S+ \\(EACCES\\): run steward as the user that owns ${dataDir} \\(uid 0\\)`))
+    }
+    chmodSync(dataDir, 0o755)
+    const readOnly = await cli(["status"], {}, 65534)
+    expect(oneLine(readOnly.stderr)).toMatch(/SQLITE_READONLY.*; run steward as the user that owns .* \(uid 0\)/)
+  }, 60_000)
+
+  it.each([["status", "--bogus"], ["setup", "--model"], ["no-such-command"]])("a mistake in the command line (%j) is one line, not the help", async (...args) => {
+    const { code, stderr } = await cli(args)
+    expect(code).toBe(2)
+    expect(oneLine(stderr)).toMatch(/^steward: .* \(see --help\)$/)
+  }, 60_000)
+
   it("a Postgres password or database the server refuses is one line naming STORE_URL, exit 2", async () => {
     const database = await freshDatabase()
     try {
@@ -86,7 +106,7 @@ describe("steward CLI: errors an owner can read", () => {
 })
 
 describe("steward CLI: what needs no model, JSON, zones", () => {
-  it("users and memory search work without MODEL", async () => {
+  it("users, memory search and usage work without MODEL", async () => {
     await seed((store) => store.save({ allowed: ["telegram:42"] }))
     mkdirSync(join(dataDir, "memory", "console-local"), { recursive: true })
     writeFileSync(join(dataDir, "memory", "console-local", "memory.md"), "# Notes\n\nThe dentist is Dr. Quillfeather.\n")
@@ -96,6 +116,12 @@ describe("steward CLI: what needs no model, JSON, zones", () => {
     const found = await cli(["memory", "search", "dentist"])
     expect(found.code).toBe(0)
     expect(found.stdout).toContain("Quillfeather")
+    const usage = await cli(["usage", "--json"])
+    expect(usage.code).toBe(0)
+    expect(JSON.parse(usage.stdout).quotas.limits).toBeDefined()
+    const badQuota = await cli(["usage"], { QUOTA_SCHEDULES: "many" })
+    expect(badQuota.code).toBe(2)
+    expect(oneLine(badQuota.stderr)).toMatch(/^steward: QUOTA_SCHEDULES: /)
   }, 60_000)
 
   it("cron --json prints JSON, and the preview refuses what a schedule refuses, in the same words", async () => {
@@ -113,7 +139,20 @@ describe("steward CLI: what needs no model, JSON, zones", () => {
     expect(oneLine(refused.stderr)).toBe(`steward: ${words}`)
   }, 60_000)
 
-  it("every time triggers and status print names its zone", async () => {
+  it("cron names the zone a fixed-offset POSIX TZ stands for (UTC0 is UTC)", async () => {
+    const preview = await cli(["cron", "0 8 * * *", "--count", "1", "--json"], { TZ: "UTC0" })
+    expect(JSON.parse(preview.stdout)).toMatchObject({ timezone: "UTC", runs: [{ utc: expect.stringMatching(/T08:00:00Z$/) }] })
+  }, 60_000)
+
+  it("memory search on a Steward that has kept no note yet finds nothing, and creates nothing", async () => {
+    await seed(async () => {})
+    const { code, stdout } = await cli(["memory", "search", "dentist"])
+    expect(code).toBe(0)
+    expect(stdout).toBe('nothing found for "dentist"\n')
+    expect(existsSync(join(dataDir, "memory"))).toBe(false)
+  }, 60_000)
+
+  it("every time triggers, status and usage print names its zone", async () => {
     await seed((store) => store.save({ triggers: [trigger("01AAAATRIGGERONE0000000000", "2030-01-15T07:00:00.000Z")] }))
     const berlin = await cli(["triggers"], { TZ: "Europe/Berlin" })
     expect(berlin.stdout).toContain("2030-01-15 08:00 +01:00")
@@ -121,5 +160,9 @@ describe("steward CLI: what needs no model, JSON, zones", () => {
     expect(utc.stdout).toContain("2030-01-15 07:00 UTC")
     const status = await cli(["status"], { TZ: "America/New_York", MODEL: "openai:x", OPENAI_API_KEY: "k" })
     expect(status.stdout).toContain("2030-01-15 02:00 -05:00")
+    await seed((store) => store.owner.recordUsage({ at: new Date().toISOString(), role: "teller", agent: "teller", conversation: "console:local", user: "console:local", sessionId: "s", model: "openai:x", input: 10, cachedInput: 0, output: 1 }))
+    const usage = await cli(["usage"], { TZ: "Asia/Tokyo" })
+    expect(usage.stdout).toMatch(/^DAY \(UTC\) +ROLE/m)
+    expect(usage.stdout).toMatch(/^Today \(\d{4}-\d\d-\d\d, UTC\) per user/m)
   }, 60_000)
 })

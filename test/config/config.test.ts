@@ -5,6 +5,7 @@ import { join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import { afterAll, afterEach, describe, expect, it } from "vitest"
 import { ConfigError, loadConfig, readEnvFile, storeUrlOf } from "../../src/config/config.ts"
+import { serverTimeZone } from "../../src/config/platforms.ts"
 import { redactUrl } from "../../src/config/fields.ts"
 
 const BASE = { MODEL: "openai:gpt-4.1-mini", OPENAI_API_KEY: "sk-test" }
@@ -137,10 +138,42 @@ describe("loadConfig", () => {
 
   it("refuses a TZ the system cannot read, and takes a readable one as the default zone", () => {
     expect(errorOf({ ...BASE, TZ: "Mars/Olympus" }).message).toBe('TZ: expected an IANA time zone, e.g. Europe/Berlin (or unset TZ and set DEFAULT_TIMEZONE), got "Mars/Olympus"')
-    expect(errorOf({ ...BASE, TZ: "UTC0", DEFAULT_TIMEZONE: "Europe/Berlin" }).variable).toBe("TZ")
+    expect(errorOf({ ...BASE, TZ: "Mars/Olympus", DEFAULT_TIMEZONE: "Europe/Berlin" }).variable).toBe("TZ")
     expect(loadConfig({ ...BASE, TZ: "Asia/Tokyo" }).defaultTimeZone).toBe("Asia/Tokyo")
     expect(loadConfig({ ...BASE, TZ: ":Asia/Tokyo" }).defaultTimeZone).toBe("Asia/Tokyo")
     expect(loadConfig({ ...BASE, TZ: "Asia/Tokyo", DEFAULT_TIMEZONE: "Europe/Berlin" }).defaultTimeZone).toBe("Europe/Berlin")
+  })
+
+  it.each([
+    ["UTC0", "UTC"],
+    ["UTC+0", "UTC"],
+    ["<+03>-3", "Etc/GMT-3"],
+    ["EST5", "Etc/GMT+5"],
+    ["EST5EDT", "EST5EDT"],
+    ["Etc/GMT+3", "Etc/GMT+3"],
+    ["UTC", "UTC"],
+    ["GMT", "GMT"],
+  ])("reads TZ=%s, a fixed-offset POSIX rule included, as the zone %s", (tz, zone) => {
+    expect(loadConfig({ ...BASE, TZ: tz }).defaultTimeZone).toBe(zone)
+  })
+
+  it("refuses a POSIX rule with daylight saving or a part-hour offset, asking for the place", () => {
+    expect(errorOf({ ...BASE, TZ: "CET-1CEST,M3.5.0,M10.5.0/3" }).message).toBe('TZ: expected an IANA time zone, e.g. Europe/Berlin (or unset TZ and set DEFAULT_TIMEZONE); a POSIX rule with daylight saving is not read: name the place instead, got "CET-1CEST,M3.5.0,M10.5.0/3"')
+    expect(errorOf({ ...BASE, TZ: "<+0530>-5:30" }).variable).toBe("TZ")
+  })
+
+  it("takes UTC when TZ is unset or empty and the system's zone has no name (Etc/Unknown)", () => {
+    expect(serverTimeZone(undefined, "Etc/Unknown")).toEqual({ zone: "UTC" })
+    expect(serverTimeZone(undefined, undefined)).toEqual({ zone: "UTC" })
+    expect(serverTimeZone(undefined, "Asia/Tokyo")).toEqual({ zone: "Asia/Tokyo" })
+  })
+
+  it.each([
+    ["http://bot.example.com/tg", "TELEGRAM_WEBHOOK_URL: expected the public https URL Telegram posts updates to"],
+    ["https://bot.example.com:3000/tg", "TELEGRAM_WEBHOOK_URL: expected a URL on port 443, 80, 88 or 8443, the ports Telegram posts webhooks to"],
+  ])("refuses a webhook URL Telegram would refuse (%s) before any request", (url, message) => {
+    expect(errorOf({ ...BASE, TELEGRAM_BOT_TOKEN: "1:x", TELEGRAM_WEBHOOK_URL: url, TELEGRAM_WEBHOOK_SECRET: "s3cret" }).message).toMatch(new RegExp(`^${message.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}`))
+    expect(loadConfig({ ...BASE, TELEGRAM_BOT_TOKEN: "1:x", TELEGRAM_WEBHOOK_URL: "https://bot.example.com:8443/tg", TELEGRAM_WEBHOOK_SECRET: "s3cret" }).telegram.webhookUrl).toBe("https://bot.example.com:8443/tg")
   })
 
   it("treats empty strings as unset", () => {

@@ -84,7 +84,7 @@ describe("the owner console's HTTP surface", () => {
     expect(await wrong.text()).toContain("not the console token")
     const right = await login(TOKEN, { origin: new URL(base).origin })
     expect(right.status).toBe(303)
-    expect(right.headers.get("set-cookie")).toMatch(/^steward_console=[\w-]{43}; HttpOnly; SameSite=Strict; Path=\/; Max-Age=\d+$/)
+    expect(right.headers.get("set-cookie")).toMatch(/^steward_console_\d+=[\w-]{43}; HttpOnly; SameSite=Strict; Path=\/; Max-Age=\d+$/)
     const cookie = right.headers.get("set-cookie")!.split(";")[0]!
     expect((await fetch(`${base}/console/state`, { headers: { cookie } })).status).toBe(200)
     const out = await fetch(`${base}/logout`, { method: "POST", redirect: "manual", headers: { cookie, origin: new URL(base).origin } })
@@ -145,6 +145,66 @@ describe("the owner console's HTTP surface", () => {
       expect(response.headers.get("x-frame-options"), path).toBe("DENY")
       expect(response.headers.get("x-content-type-options"), path).toBe("nosniff")
       expect(await response.text(), path).not.toContain(TOKEN)
+    }
+  })
+
+  it("puts the security headers on the admin server's own answers too: /healthz, /metrics, a 404", async () => {
+    await serve(true)
+    for (const path of ["/healthz", "/metrics", "/no-such-page", "/console/nothing"]) {
+      const response = await fetch(`${base}${path}`)
+      expect(response.headers.get("content-security-policy"), path).toMatch(/script-src 'self';.*frame-ancestors 'none'/)
+      expect(response.headers.get("x-frame-options"), path).toBe("DENY")
+      expect(response.headers.get("x-content-type-options"), path).toBe("nosniff")
+    }
+  })
+
+  it("bounds guessing the token: after 5 wrong ones from an address, sign-in by form or bearer answers 429 (the right token too); a session goes on", async () => {
+    await serve(true)
+    const cookie = await signedIn()
+    for (let i = 0; i < 3; i++) expect((await login("wrong-token-wrong-token")).status).toBe(401)
+    for (let i = 0; i < 2; i++) expect((await fetch(`${base}/console/state`, { headers: { authorization: "Bearer wrong-token-wrong" } })).status).toBe(401)
+    const limited = await login(TOKEN, { origin: new URL(base).origin })
+    expect(limited.status).toBe(429)
+    expect(Number(limited.headers.get("retry-after"))).toBeGreaterThan(0)
+    expect(limited.headers.get("set-cookie")).toBeNull()
+    expect(await limited.text()).toContain("Too many wrong tokens")
+    expect((await fetch(`${base}/console/state`, { headers: bearer })).status).toBe(429)
+    expect((await fetch(`${base}/console/state`, { headers: { cookie } })).status).toBe(200)
+  })
+
+  it("signs in and acts behind a TLS proxy that sends its upstream as Host and the browser's name as X-Forwarded-Host", async () => {
+    await serve(true)
+    const proxied = { origin: "https://steward.example.com", "x-forwarded-host": "steward.example.com", "x-forwarded-proto": "https" }
+    const response = await login(TOKEN, proxied)
+    expect(response.status).toBe(303)
+    const cookie = response.headers.get("set-cookie")!.split(";")[0]!
+    const action = await fetch(`${base}/console/tasks/01NOSUCHTASK0000000000000/cancel`, { method: "POST", headers: { ...proxied, cookie, "content-type": "application/json" }, body: "{}" })
+    expect(action.status).toBe(404)
+    expect((await login(TOKEN, { ...proxied, origin: "https://evil.example" })).status).toBe(403)
+  })
+
+  it("marks the session cookie Secure when the browser came over https (behind a TLS proxy), not on plain http", async () => {
+    await serve(true)
+    expect((await login(TOKEN, { "x-forwarded-proto": "https" })).headers.get("set-cookie")).toMatch(/; Secure$/)
+    expect((await login(TOKEN)).headers.get("set-cookie")).not.toMatch(/Secure/)
+  })
+
+  it("keeps the sessions of two Steward processes on one machine apart (a cluster, one admin port each)", async () => {
+    await serve(true)
+    const other = new AdminServer(healthy, new Metrics(), log, new ConsoleRoutes(TOKEN, { store, channels: () => [], mcp: () => [], ownerZone: () => "UTC" }, log))
+    const otherBase = `http://127.0.0.1:${await other.start(0, "127.0.0.1")}`
+    try {
+      // One browser: its cookies are per host, not per port, so it sends both consoles every cookie it has.
+      const jar = new Map<string, string>()
+      for (const at of [base, otherBase]) {
+        const response = await fetch(`${at}/login`, { method: "POST", redirect: "manual", headers: { origin: at, "content-type": "application/x-www-form-urlencoded" }, body: `token=${TOKEN}` })
+        const [name, value] = response.headers.get("set-cookie")!.split(";")[0]!.split("=")
+        jar.set(name!, value!)
+      }
+      const cookie = [...jar].map(([name, value]) => `${name}=${value}`).join("; ")
+      for (const at of [base, otherBase]) expect((await fetch(`${at}/console/state`, { headers: { cookie } })).status, at).toBe(200)
+    } finally {
+      await other.stop()
     }
   })
 

@@ -20,6 +20,8 @@ const TOKEN = "console-token-for-the-browser-test"
 const OWNER = 1001
 const XSS = `<img src=x onerror="document.body.dataset.pwned='yes'"><script>document.body.dataset.pwned='yes'</script>`
 const DAY_MS = 86_400_000
+/** A provider key Steward is configured with, which a task's error quotes. */
+const API_KEY = "sk-console-browser-test-key-0123456789"
 
 let dataDir: string
 let models: ModelServer
@@ -54,7 +56,10 @@ async function seed(): Promise<void> {
         trigger("01TRIGGERXSS00000000000000", { interval: 86_400, nextRunAt: nextRun, prompt: XSS, lastFiringId: "01TRIGGERXSS00000000000000/01FIRING000000000000000000" }),
       ],
       firings: [firing("01TRIGGERMORNING0000000000", { status: "delivered", messageId: "7" }), firing("01TRIGGERXSS00000000000000", { status: "failed", error: "the model was down" })],
-      tasks: [taskRecord("01TASKFAILED00000000000000", { status: "failed", prompt: "summarise the inbox", error: XSS, startedAt: new Date(Date.now() - 120_000).toISOString(), endedAt: new Date(Date.now() - 60_000).toISOString() })],
+      tasks: [
+        taskRecord("01TASKFAILED00000000000000", { status: "failed", prompt: "summarise the inbox", error: XSS, startedAt: new Date(Date.now() - 120_000).toISOString(), endedAt: new Date(Date.now() - 60_000).toISOString() }),
+        taskRecord("01TASKLEAKY000000000000000", { status: "failed", prompt: "call the API", error: `401 from https://api.example.com/v1?key=${API_KEY} (console ${TOKEN})`, startedAt: new Date(Date.now() - 100_000).toISOString(), endedAt: new Date(Date.now() - 90_000).toISOString() }),
+      ],
       conversations: [{ id: "telegram:1001", user: "telegram:1001", tellerSessionId: "S" }],
       profiles: [{ user: "telegram:1001", timeZone: "Europe/Berlin", timeZoneSource: "user", updatedAt: new Date().toISOString() }],
     })
@@ -62,6 +67,8 @@ async function seed(): Promise<void> {
       await store.owner.recordUsage(usage(day, "telegram:1001", "openai-compatible:scripted", 1000 + day * 300, 100 + day * 20))
       if (day % 2 === 0) await store.owner.recordUsage(usage(day, "slack:U2002", "anthropic:claude-small", 500, 50))
     }
+    // A user id and a model name are written by others too (a platform, an owner's MODEL).
+    await store.owner.recordUsage(usage(1, `slack:${XSS}`, `openai-compatible:${XSS}`, 10, 1))
   } finally {
     await store.close()
   }
@@ -84,7 +91,7 @@ beforeAll(async () => {
   browser = await launchChromium()
   models = await startModelServer(hangingWork)
   telegram = await startTelegramApi()
-  steward = StewardProcess.start({ ...scriptedEnv(dataDir, models.url), ...telegramEnv(telegram), ALLOWED_USERS: `telegram:${OWNER}`, ADMIN_PORT: "0", ADMIN_TOKEN: TOKEN, LOG_LEVEL: "info" })
+  steward = StewardProcess.start({ ...scriptedEnv(dataDir, models.url), ...telegramEnv(telegram), ALLOWED_USERS: `telegram:${OWNER}`, ADMIN_PORT: "0", ADMIN_TOKEN: TOKEN, OPENAI_COMPATIBLE_API_KEY: API_KEY, LOG_LEVEL: "info" })
   base = `http://127.0.0.1:${await steward.adminPort()}`
 }, 60_000)
 
@@ -117,7 +124,7 @@ describe("the owner console in a real browser (headless Chromium against the bui
     await page.fill("#token", TOKEN)
     await Promise.all([page.waitForURL(`${base}/`), page.click("button[type=submit]")])
     await page.waitForSelector("body[data-state=live]", { timeout: 5000 })
-    const cookie = (await context.cookies()).find((c) => c.name === "steward_console")
+    const cookie = (await context.cookies()).find((c) => c.name === `steward_console_${new URL(base).port}`)
     expect(cookie).toMatchObject({ httpOnly: true, sameSite: "Strict" })
   })
 
@@ -172,10 +179,21 @@ describe("the owner console in a real browser (headless Chromium against the bui
   it("shows what users and models wrote as text: an XSS payload in a prompt and an error stays text", async () => {
     expect(await panel(page, "failures")).toContain(XSS)
     expect(await panel(page, "schedules")).toContain(XSS)
+    expect(await panel(page, "by-user")).toContain(`slack:${XSS}`)
+    expect(await panel(page, "by-model")).toContain(`openai-compatible:${XSS}`)
     expect(await page.locator("main img, main script").count()).toBe(0)
     expect(await page.evaluate(() => document.body.dataset.pwned)).toBeUndefined()
     const html = await page.content()
     expect(html).not.toContain(TOKEN)
+  })
+
+  it("shows no configured secret a task's error quotes: the state is redacted as the log is", async () => {
+    expect(await panel(page, "failures")).toMatch(/01TASKLEAKY000000000000000[\s\S]*key=\[redacted\] \(console \[redacted\]\)/)
+    const state = await (await fetch(`${base}/console/state`, { headers: { authorization: `Bearer ${TOKEN}` } })).text()
+    expect(state).toContain("01TASKLEAKY000000000000000")
+    expect(state).not.toContain(API_KEY)
+    expect(state).not.toContain(TOKEN)
+    expect(state).not.toContain(telegram.token)
   })
 
   it("updates in place when a task starts, and Cancel stops it", async () => {
@@ -215,6 +233,27 @@ describe("the owner console in a real browser (headless Chromium against the bui
     } finally {
       await store.close()
     }
+  })
+
+  it("reads nothing while the tab is hidden, and reads at once when it is shown again", async () => {
+    const reads: number[] = []
+    page.on("request", (request) => void (new URL(request.url()).pathname === "/console/state" && reads.push(Date.now())))
+    const show = (hidden: boolean) =>
+      page.evaluate((hidden) => {
+        Object.defineProperty(document, "hidden", { configurable: true, get: () => hidden })
+        Object.defineProperty(document, "visibilityState", { configurable: true, get: () => (hidden ? "hidden" : "visible") })
+        document.dispatchEvent(new Event("visibilitychange"))
+      }, hidden)
+    await show(true)
+    // A read already on its way when the tab was hidden may still land; none starts after it.
+    await new Promise((resolve) => setTimeout(resolve, 500))
+    const hiddenAt = reads.length
+    await new Promise((resolve) => setTimeout(resolve, 4500))
+    expect(reads.length).toBe(hiddenAt)
+    const shownAt = Date.now()
+    await show(false)
+    await expect.poll(() => reads.filter((at) => at >= shownAt).length, { timeout: 1000 }).toBeGreaterThan(0)
+    expect(await page.locator("#updated").innerText()).toMatch(/^updated \d\d?:\d\d:\d\d( [AP]M)? (UTC|GMT[+-]?\d*|[A-Z]{3,4})$/)
   })
 
   it("refuses an action another site's page starts, and signs out", async () => {

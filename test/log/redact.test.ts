@@ -44,6 +44,7 @@ describe("secrets in logs", () => {
   it("come from every secret the configuration holds, the database password raw and decoded", () => {
     expect(secretsOf(secretConfig)).toEqual(expect.arrayContaining([...ALL, encodeURIComponent(DB_PASSWORD)]))
     expect(secretsOf({ storeUrl: "postgres://u@h/db?password=qwerty12" })).toEqual(["qwerty12"])
+    expect(secretsOf({ admin: { host: "127.0.0.1", port: 8791, token: "the-console-token-1234" } })).toEqual(["the-console-token-1234"])
     expect(secretsOf({})).toEqual([])
   })
 

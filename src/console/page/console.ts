@@ -91,8 +91,8 @@ function chart(days: ConsoleSnapshot["usage"]["perDay"]): SVGSVGElement {
   const slot = width / Math.max(1, days.length)
   const scale = (n: number) => (n / most) * (height - top - bottom)
   const root = svg("svg", { viewBox: `0 0 ${width} ${height}`, role: "img", "aria-label": "model tokens per day" })
-  root.append(svg("title", {}, "Model tokens per day (input and output)"))
-  root.append(svg("text", { x: 0, y: 11, class: "legend" }, `tokens per day, most ${tokens(most)} · light: input · dark: output`))
+  root.append(svg("title", {}, "Model tokens per UTC day (input and output)"))
+  root.append(svg("text", { x: 0, y: 11, class: "legend" }, `tokens per day (UTC), most ${tokens(most)} · light: input · dark: output`))
   days.forEach((day, i) => {
     const x = i * slot + slot * 0.15
     const w = slot * 0.7
@@ -110,7 +110,8 @@ function chart(days: ConsoleSnapshot["usage"]["perDay"]): SVGSVGElement {
 }
 
 function render(state: ConsoleSnapshot): void {
-  document.getElementById("updated")!.textContent = `updated ${new Date(state.at).toLocaleTimeString()}`
+  // The browser's own clock, its zone named: the owner's zone may be another.
+  document.getElementById("updated")!.textContent = `updated ${new Date(state.at).toLocaleTimeString(undefined, { timeZoneName: "short" })}`
   rows("#channels", state.channels.map((c) => [cell(c.name), word(c.health), cell(c.reason ?? "", "text")]), "no channels")
   rows("#running", state.running.map((task) => taskRow(task, true)), "nothing running")
   rows("#queued", state.queued.map((task) => taskRow(task, true)), "nothing queued")
@@ -187,9 +188,22 @@ document.addEventListener("click", (event) => {
   if (target instanceof HTMLButtonElement && target.dataset.action) void act(target)
 })
 
-/** One poll after another, never two at once. */
+let next: ReturnType<typeof setTimeout> | undefined
+let reading = false
+
+/** One poll after another, never two at once, and none while the tab is hidden: a tab left open
+ *  in the background reads nothing; shown again, it reads at once. */
 async function poll(): Promise<void> {
-  await refresh()
-  setTimeout(() => void poll(), POLL_MS)
+  clearTimeout(next)
+  next = undefined
+  if (reading || document.hidden) return
+  reading = true
+  try {
+    await refresh()
+  } finally {
+    reading = false
+  }
+  if (!document.hidden) next = setTimeout(() => void poll(), POLL_MS)
 }
+document.addEventListener("visibilitychange", () => void poll())
 void poll()

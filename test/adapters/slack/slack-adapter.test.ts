@@ -327,6 +327,17 @@ describe("Slack adapter over HTTP (real Bolt, fake Web API)", () => {
 })
 
 describe("Slack adapter in Socket Mode (real Bolt and Socket Mode client, fake WebSocket server)", () => {
+  it("ends start-up naming SLACK_APP_TOKEN when Slack refuses the app-level token (invalid_auth)", async () => {
+    const api = await startSlackApi()
+    const channel = new SlackChannel({ botToken: api.botToken, signingSecret: api.signingSecret, appToken: "xapp-1-A-wrong", port: 3000, apiUrl: api.apiUrl }, testLogger(), { host: "127.0.0.1", port: 0, retryConfig: FAST_RETRIES })
+    try {
+      await expect(channel.start({ onMessage: async () => {}, commands: [] })).rejects.toMatchObject({ variable: "SLACK_APP_TOKEN", message: expect.stringMatching(/^SLACK_APP_TOKEN was refused by Slack \(invalid_auth\)/) })
+    } finally {
+      await channel.stop()
+      await api.close()
+    }
+  }, 30_000)
+
   it("connects, acknowledges envelopes and hands events and button presses over", async () => {
     const { api, channel, received, dm } = await startSlack({ socket: true })
     expect(api.socket.connections).toHaveLength(1)

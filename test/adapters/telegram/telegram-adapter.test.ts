@@ -257,6 +257,11 @@ describe("Telegram adapter: webhook", () => {
     expect((await post(port, update, WEBHOOK_SECRET)).status).toBe(200)
     expect(handlers.received).toEqual([{ conversation: CONVERSATION, user: `telegram:${CHAT}`, text: "by webhook", eventId: `telegram:${update.update_id}` }])
   })
+  it("ends start-up with a configuration error naming TELEGRAM_WEBHOOK_URL when Telegram refuses it (400 bad webhook)", async () => {
+    const refused = startChannel({ webhookUrl: "http://steward.example.com/telegram", webhookSecret: WEBHOOK_SECRET, webhookPort: 0 }, { webhookHost: "127.0.0.1" })
+    await expect(refused).rejects.toMatchObject({ variable: "TELEGRAM_WEBHOOK_URL", message: expect.stringMatching(/^TELEGRAM_WEBHOOK_URL was refused by Telegram \(Bad Request: bad webhook: An HTTPS URL must be provided for webhook\)/) })
+  })
+
   it("answers 500 to an update the core could not store, so Telegram delivers it again", async () => {
     let failing = true
     handlers.take = async () => {
