@@ -37,6 +37,13 @@ export function holdsUntrusted(text: string): boolean {
   return text.includes(`${OPEN} source=`)
 }
 
+/** True when `text` is one whole envelope, as untrusted() makes it: opened and closed with the
+ *  same boundary, and nothing around. */
+export function isEnvelope(text: string): boolean {
+  const open = /^<untrusted-content source="[^"\n]*" boundary="([0-9a-f]+)">\n/.exec(text)
+  return open !== null && text.endsWith(`\n${CLOSE} boundary="${open[1]}">`)
+}
+
 /** The text of every envelope in `text` without its markers, for a person to read. */
 export function unwrapped(text: string): string {
   return text.replace(/<untrusted-content source="[^"]*" boundary="[0-9a-f]+">\n?/g, "").replace(/\n?<\/untrusted-content boundary="[0-9a-f]+">/g, "")

@@ -58,9 +58,13 @@ describe("taint", () => {
     expect(tainted([mine, page])).toBe(true)
     expect(tainted([record({ role: "user", content: `<task-results>\n${untrusted("default report", "x")}\n</task-results>` })])).toBe(true)
     expect(holdsUntrusted(JSON.stringify(page.message.content))).toBe(true)
-    // The user's next message (an input of the run's own) starts afresh; a tainted prompt does not.
+    // The user's next message does not end it: the page is still in the history the turn reads.
     const next = { ...record({ role: "user", content: "now remember my seat" }), eventId: "e2" }
-    expect(tainted([page, next])).toBe(false)
+    expect(tainted([page, next])).toBe(true)
+    // A compaction summary does, unless it was written from tainted history (then it is enveloped).
+    const summary = (content: string) => ({ ...record({ role: "assistant", content }), kind: "summary" as const })
+    expect(tainted([page, summary("we read a page"), next])).toBe(false)
+    expect(tainted([page, summary(untrusted("a summary", "we read a page")), next])).toBe(true)
     expect(tainted([{ ...record({ role: "user", content: `do it\n\n${untrusted("the run that wrote this task", "x")}` }), eventId: "t1" }])).toBe(true)
   })
 
