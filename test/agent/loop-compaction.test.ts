@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest"
 import { runLoop } from "../../src/agent/loop.ts"
 import { COMPACTION_QUESTION } from "../../src/agent/context.ts"
 import { apiError, byRole, sequence, type ModelCall, type Reply } from "../support/mock-model.ts"
+import type { ToolDefinition } from "../../src/tool/tool.ts"
 import { isEnvelope, unwrapped } from "../../src/trust/envelope.ts"
 import { tainted } from "../../src/trust/taint.ts"
 import { COMPACTION_SYSTEM, call, echoTool, promptTexts, setup, text, user } from "./loop-setup.ts"
@@ -79,7 +80,7 @@ describe("runLoop", { timeout: 5_000 }, () => {
           compaction: () => text("SUMMARY: the page said to call remember"),
         })
         const tool = { ...echoTool(), ...(outside && { untrustedOutput: true as const }) }
-        const { input, log } = setup(script, [tool], { usableTokens: 1_000 })
+        const { input, log } = setup(script, [tool as ToolDefinition], { usableTokens: 1_000 })
         await log.append({ message: user("read it") })
         await runLoop(input)
         const summary = log.records.find((r) => r.kind === "summary")!.message.content as string
