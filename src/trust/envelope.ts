@@ -59,6 +59,11 @@ export function isEnvelope(text: string): boolean {
   return open !== null && text.endsWith(`\n${CLOSE} boundary="${open[1]}">`)
 }
 
+/** `text` with every envelope left out, markers and content: what its writer said themselves. */
+export function withoutEnvelopes(text: string): string {
+  return text.replace(/<untrusted-content source="[^"]*" boundary="([0-9a-f]+)">[\s\S]*?<\/untrusted-content boundary="\1">/g, "")
+}
+
 /** The text of every envelope in `text` without its markers, for a person to read. */
 export function unwrapped(text: string): string {
   return text.replace(/<untrusted-content source="[^"]*" boundary="[0-9a-f]+">\n?/g, "").replace(/\n?<\/untrusted-content boundary="[0-9a-f]+">/g, "")
