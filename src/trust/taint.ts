@@ -54,7 +54,7 @@ const isRead = (record: MessageRecord) => record.message.role === "tool" || reco
 export async function taintedRule(def: ToolDefinition, args: unknown, pattern: string, ctx: ToolContext, rules: Ruleset, records: readonly MessageRecord[]): Promise<Rule | undefined> {
   const guard = def.guardedWhenTainted
   if (!guard || !tainted(records)) return undefined
-  if (guard !== true && !(await guard(args as never, ctx))) return undefined
+  if (guard !== true && !(await guard(args as never, ctx, records))) return undefined
   // Only rules written for tainted calls count: the roles' blanket "*" deny or allow is about the tool.
   return evaluate(`${TAINTED}${def.id}`, pattern, rules.filter((rule) => rule.permission.startsWith(TAINTED)))
 }
