@@ -144,7 +144,7 @@ export class InboundGate {
   private async withFiles(message: InboundMessage): Promise<void> {
     const { conversations, outbox, store } = this.deps
     if (await this.refused(message, await this.deps.quota.tokensNotice(message.user))) return
-    const taken = await this.deps.attachments.take(message.user, message.text, message.attachments ?? [])
+    const taken = await this.deps.attachments.take(message.user, message.text, message.attachments ?? [], message.forwardedFrom)
     if (taken.text) await conversations.userMessage(message.conversation, message.user, taken.text, taken.text, message.eventId, taken.images)
     else if (message.eventId !== undefined) await store.save({ seen: [message.eventId] })
     if (taken.notices.length > 0) await outbox.add(message.conversation, taken.notices.join("\n"), `files:${message.eventId ?? newId()}`)
