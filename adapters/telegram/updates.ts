@@ -1,4 +1,4 @@
-import type { CallbackQuery, Message } from "grammy/types"
+import type { CallbackQuery, Message, MessageOrigin } from "grammy/types"
 import type { InboundMessage } from "../../src/core/types.ts"
 import { attachmentsOf, type FetchFile } from "./files.ts"
 
@@ -36,6 +36,21 @@ export function inboundOfMessage(updateId: number, message: Message, botUsername
     text: withoutMention(withoutBotName(message.text ?? message.caption ?? "", botUsername), botUsername),
     eventId: eventIdOf(updateId),
     ...(attachments.length > 0 && { attachments }),
+    ...(message.forward_origin && { forwardedFrom: originOf(message.forward_origin) }),
+  }
+}
+
+/** Who wrote a forwarded message, as the user would name them. */
+function originOf(origin: MessageOrigin): string {
+  switch (origin.type) {
+    case "user":
+      return [origin.sender_user.first_name, origin.sender_user.last_name, origin.sender_user.username && `(@${origin.sender_user.username})`].filter(Boolean).join(" ")
+    case "hidden_user":
+      return origin.sender_user_name
+    case "chat":
+      return origin.sender_chat.title ?? "a chat"
+    case "channel":
+      return origin.chat.title ?? "a channel"
   }
 }
 

@@ -1,5 +1,7 @@
 import { generateText, type LanguageModel, type LanguageModelUsage, type ModelMessage } from "ai"
 import type { MessageRecord } from "../store/records.ts"
+import { untrusted } from "../trust/envelope.ts"
+import { tainted } from "../trust/taint.ts"
 import { toModelMessages, withImages, type PruneLimits } from "./context.ts"
 import { textOf, toolCalls } from "./messages.ts"
 import type { SessionLog } from "./session-log.ts"
@@ -44,8 +46,11 @@ export async function compact(compaction: Compaction): Promise<void> {
   // The summary reaches memory before the log hides what it summarises: a crash in between
   // replays the turn, which compacts again — at worst a summary twice, never none.
   if (summary) await compaction.onCompacted?.(summary)
+  // Written from tainted history, the summary may carry what steered it: it stays outside
+  // content, and keeps the session tainted (trust/taint.ts).
+  const content = summary && tainted(summarised) ? untrusted("a summary of a conversation that had read outside content", summary) : summary || UNSUMMARISED
   await log.append(
-    { message: { role: "assistant", content: summary || UNSUMMARISED }, kind: "summary" },
+    { message: { role: "assistant", content }, kind: "summary" },
     ...kept.map((record) => ({ message: record.message, kind: "kept" as const, author: record.author, fromUser: record.fromUser })),
     { message: { role: "user", content: CONTINUE_AFTER_COMPACTION } },
   )

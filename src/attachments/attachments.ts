@@ -3,6 +3,7 @@ import path from "node:path"
 import type { Logger } from "pino"
 import { FileTooLarge } from "../channel/channel.ts"
 import { incident } from "../core/errors.ts"
+import { untrusted } from "../trust/envelope.ts"
 import type { ImageRef, InboundAttachment, UserId } from "../core/types.ts"
 import { userWorkspaceDir, workspaceRelative, workspaceUsage } from "../tool/workspace.ts"
 import { extensionOf, isModelImage, mediaTypeOf, sizeText } from "./media-types.ts"
@@ -45,7 +46,9 @@ const AUDIO_KINDS = new Set(["voice", "audio"])
 export class Attachments {
   constructor(private readonly deps: AttachmentsDeps) {}
 
-  async take(user: UserId, caption: string, attachments: readonly InboundAttachment[]): Promise<TakenFiles> {
+  /** `forwardedFrom`: the files were forwarded from someone else; what a recording says is
+   *  their words, outside content (trust/envelope.ts), as the forwarded caption is. */
+  async take(user: UserId, caption: string, attachments: readonly InboundAttachment[], forwardedFrom?: string): Promise<TakenFiles> {
     const lines: string[] = []
     const transcripts: string[] = []
     const images: ImageRef[] = []
@@ -95,7 +98,8 @@ export class Attachments {
       if (this.deps.vision && isModelImage(mediaType)) images.push({ path: file, mediaType })
       if (AUDIO_KINDS.has(attachment.kind) || mediaType.startsWith("audio/")) {
         const heard = await this.transcribe(bytes, name, notices)
-        if (heard) transcripts.push(attachments.length > 1 ? `${name}: ${heard}` : heard)
+        const words = heard && forwardedFrom !== undefined ? untrusted(`a recording forwarded from ${forwardedFrom}`, heard) : heard
+        if (words) transcripts.push(attachments.length > 1 ? `${name}: ${words}` : words)
       }
     }
     const said = [caption.trim(), ...transcripts].filter(Boolean).join("\n\n")

@@ -2,6 +2,7 @@ import { spawn } from "node:child_process"
 import { constants } from "node:fs"
 import { mkdir, open } from "node:fs/promises"
 import { ToolError } from "../tool/tool.ts"
+import { untrusted } from "../trust/envelope.ts"
 import { resolveInWorkspace } from "../tool/workspace.ts"
 
 /** The most of a file `[[path]]` inlines, and of a command's output `` !`command` `` does. */
@@ -53,12 +54,15 @@ export async function resolveParts(prompt: string, parts: readonly TemplatePart[
   return prompt.replace(MARKED, (_, index: string) => resolved[Number(index)] ?? "")
 }
 
+/** A file's text and a command's output are outside content, like read_file's: the owner wrote
+ *  the template, not what a file of the workspace (an upload, a page a Worker saved) or a
+ *  command's output (a feed, a repository's log) holds. They come in envelopes (taint). */
 async function resolvePart(part: TemplatePart, context: PartContext): Promise<string> {
-  if (part.kind === "shell") return runShell(part.command, context.workspace)
+  if (part.kind === "shell") return untrusted(`output of !\`${part.command}\``, await runShell(part.command, context.workspace))
   if (context.workerTypes.has(part.name)) return `the ${part.name} worker (delegate this to the worker type "${part.name}")`
   try {
     const text = await readCapped(resolveInWorkspace(context.workspace, part.name))
-    return `<file path="${part.name}">\n${text}\n</file>`
+    return untrusted(`file ${part.name}`, text)
   } catch (error) {
     // A name that is neither a file nor a worker type may be a misspelt worker: the owner sees both.
     const missing = `no such file in the workspace, nor a worker type (${[...context.workerTypes].join(", ")})`

@@ -41,6 +41,9 @@ export interface InboundMessage {
   /** Files that came with the message (`text` is then its caption, possibly ""). The core
    *  decides whether and where to save them; the adapter only knows how to fetch them. */
   attachments?: InboundAttachment[]
+  /** The user passed on someone else's message (a Telegram forward): `text` was written by
+   *  this origin (a name, a chat, "a hidden user"), not by the user, and is outside content. */
+  forwardedFrom?: string
 }
 
 /** A file a user sent, as an adapter describes it before anything is downloaded. */

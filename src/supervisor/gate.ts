@@ -9,6 +9,7 @@ import type { CommandInfo, ConversationId, InboundMessage, InboundOutcome, UserI
 import type { Questions } from "../question/questions.ts"
 import type { Scheduler } from "../schedule/scheduler.ts"
 import { newId } from "../store/ids.ts"
+import { defused, untrusted } from "../trust/envelope.ts"
 import type { Store } from "../store/store.ts"
 import type { Profiles } from "../user/profiles.ts"
 import { shortLocalTime } from "../user/time-zone.ts"
@@ -64,7 +65,7 @@ export class InboundGate {
   /** What an adapter's `onMessage` answers: a message is durably taken (or ignored) once this
    *  resolves; it rejects when it could not be stored. */
   async take(message: InboundMessage): Promise<InboundOutcome> {
-    const taken = await this.inbound(message)
+    const taken = await this.inbound(forwarded(message))
     return typeof taken === "object" ? taken : {}
   }
 
@@ -143,7 +144,7 @@ export class InboundGate {
   private async withFiles(message: InboundMessage): Promise<void> {
     const { conversations, outbox, store } = this.deps
     if (await this.refused(message, await this.deps.quota.tokensNotice(message.user))) return
-    const taken = await this.deps.attachments.take(message.user, message.text, message.attachments ?? [])
+    const taken = await this.deps.attachments.take(message.user, message.text, message.attachments ?? [], message.forwardedFrom)
     if (taken.text) await conversations.userMessage(message.conversation, message.user, taken.text, taken.text, message.eventId, taken.images)
     else if (message.eventId !== undefined) await store.save({ seen: [message.eventId] })
     if (taken.notices.length > 0) await outbox.add(message.conversation, taken.notices.join("\n"), `files:${message.eventId ?? newId()}`)
@@ -264,4 +265,13 @@ export class InboundGate {
 function helpText(commands: readonly CommandInfo[], owner: boolean): string {
   const lines = commands.filter((command) => owner || !command.ownerOnly).map((command) => `/${command.name} — ${command.description}`)
   return ["Commands:", ...lines, "Anything else you write goes to Steward."].join("\n")
+}
+
+/** A forwarded message as the core takes it: the words someone else wrote are outside content,
+ *  in an envelope (trust/envelope.ts) — they taint the turn, cannot pass for a command or an
+ *  answer, and name no host for fetch_url. */
+function forwarded(message: InboundMessage): InboundMessage {
+  if (message.forwardedFrom === undefined || message.text === "") return message
+  const origin = message.forwardedFrom.replace(/\s+/g, " ").slice(0, 100)
+  return { ...message, text: `(The user forwarded a message written by ${defused(origin)}:)\n${untrusted(`a message forwarded from ${origin}`, message.text)}` }
 }

@@ -7,7 +7,9 @@ import { disabled, type Ruleset } from "../permission/permission.ts"
 import { withheldTools } from "../permission/roles.ts"
 import type { Capabilities } from "../tool/capabilities.ts"
 import { ToolError, type ToolDefinition } from "../tool/tool.ts"
+import { tainted } from "../trust/taint.ts"
 import type { UsageSample } from "../usage/usage.ts"
+import { taskReport } from "./report.ts"
 import type { Session } from "./sessions.ts"
 
 export interface AgentRunnerDeps {
@@ -104,11 +106,13 @@ export class AgentRunner {
   }
 
   /** Runs a task: the Planner, or its worker type, given the task's prompt once. */
-  runTask(task: TaskRecord, session: Session, signal: AbortSignal, onTool: (summary: ToolSummary) => void): Promise<LoopOutcome> {
+  async runTask(task: TaskRecord, session: Session, signal: AbortSignal, onTool: (summary: ToolSummary) => void): Promise<LoopOutcome> {
     const agent = task.role === "planner" ? this.deps.agents.planner : this.deps.agents.workers.get(task.agent)
-    if (!agent) return Promise.reject(new Error(`unknown worker type "${task.agent}"`))
+    if (!agent) throw new Error(`unknown worker type "${task.agent}"`)
     const takeInput = () => (session.has(task.id) ? [] : [{ eventId: task.id, text: task.prompt, fromUser: true }])
-    return this.run({ agent, session, signal, where: task, takeInput, taskId: task.id, askedAt: task.createdAt, onTool })
+    const outcome = await this.run({ agent, session, signal, where: task, takeInput, taskId: task.id, askedAt: task.createdAt, onTool })
+    // The report carries its run's taint in its own text, so whichever process reads it knows.
+    return outcome.status === "done" ? { ...outcome, text: taskReport(task.agent, outcome.text, tainted(session.records)) } : outcome
   }
 
   /** The tools an agent is offered: what its role's rules do not disable and the role table

@@ -4,6 +4,7 @@ import { TERMINAL, type ConversationId, type FiringRecord, type TaskRecord, type
 import { NO_REPORT } from "../schedule/request.ts"
 import type { SessionRecord } from "../store/records.ts"
 import { newId } from "../store/ids.ts"
+import { unwrapped } from "../trust/envelope.ts"
 
 /** A queued one-shot task with the defaults, in a fresh child session of the caller's. */
 export function newTask(caller: { conversation: ConversationId; user: UserId; sessionId: string }, origin: string, role: TaskRecord["role"], agent: string): TaskRecord {
@@ -96,7 +97,8 @@ export function runTask(trigger: TriggerRecord, firing: FiringRecord, sessionId:
   }
 }
 
-/** A quiet trigger's run that found nothing to report: its result is exactly NO_REPORT. */
+/** A quiet trigger's run that found nothing to report: its result is exactly NO_REPORT (in an
+ *  envelope when the run read outside content). */
 export function isQuietRun(task: TaskRecord): boolean {
-  return task.quiet === true && task.firingId !== undefined && task.status === "completed" && task.result?.trim() === NO_REPORT
+  return task.quiet === true && task.firingId !== undefined && task.status === "completed" && unwrapped(task.result ?? "").trim() === NO_REPORT
 }

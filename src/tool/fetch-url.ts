@@ -57,7 +57,7 @@ export function createFetchUrlTool(settings: FetchUrlSettings) {
     parameters,
     pattern: (args) => args.url,
     untrustedOutput: true,
-    guardedWhenTainted: (args, ctx) => fetchNeedsUser(args.url, ctx),
+    guardedWhenTainted: (args, ctx, read) => fetchNeedsUser(args.url, ctx, read),
     async execute({ url, maxChars = DEFAULT_MAX_CHARS }, ctx) {
       try {
         return await client.get(httpUrl(url), ctx.abort, ACCEPT, async (response, finalUrl) => {

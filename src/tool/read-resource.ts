@@ -21,6 +21,8 @@ export function createReadResourceTool(reader: ResourceReader) {
     description: "Read a resource of an MCP server by its URI — e.g. a resource link a tool result named. Text comes back as text; an image is saved in the workspace.",
     parameters,
     pattern: (args) => `${args.server} ${args.uri}`,
+    // A resource is what a server holds — a file, a page, an issue — written by anyone.
+    untrustedOutput: true,
     execute: ({ server, uri }, ctx) => reader.read(server, uri, ctx),
   })
 }

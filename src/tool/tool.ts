@@ -1,6 +1,7 @@
 import type { JSONSchema7 } from "ai"
 import { z } from "zod"
 import type { Role } from "../core/types.ts"
+import type { MessageRecord } from "../store/records.ts"
 import type { CallCapabilities, Caller, Capabilities } from "./capabilities.ts"
 
 /** What a tool sees of the run that called it: who calls, and the capabilities it may use. */
@@ -23,8 +24,9 @@ export interface ToolDefinition<P extends z.ZodType = z.ZodType> {
   untrustedOutput?: true
   /** The call moves data out or changes what lasts (memory, schedules, a file sent, an outside
    *  service): in a run that has read untrusted content it needs the `tainted:<id>` rule, by
-   *  default the user's approval (src/trust/taint.ts). A function decides per call. */
-  guardedWhenTainted?: true | ((args: z.infer<P>, ctx: ToolContext) => boolean | Promise<boolean>)
+   *  default the user's approval (src/trust/taint.ts). A function decides per call, knowing
+   *  what the run has read (its session's records). */
+  guardedWhenTainted?: true | ((args: z.infer<P>, ctx: ToolContext, read: readonly MessageRecord[]) => boolean | Promise<boolean>)
   /** Set on a family's stand-in (see toolFamily): the tools it stands for at this moment. */
   members?: () => readonly ToolDefinition[]
   /** Set on a family's stand-in: settles once a change of its members under way is known (a

@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto"
 import { appendFile, lstat, mkdir, rename, rm, stat, writeFile } from "node:fs/promises"
 import path from "node:path"
 import { z } from "zod"
-import { defineTool, ToolError } from "./tool.ts"
+import { defineTool, ToolError, type ToolContext } from "./tool.ts"
 import { fsError, MAX_FILE_BYTES, pathPattern, userWorkspace, workspacePath, workspaceRelative, workspaceUsage } from "./workspace.ts"
 
 export interface WriteFileSettings {
@@ -43,6 +43,9 @@ export function createWriteFileTool(settings: WriteFileSettings) {
       `Returns the path and the number of bytes written. Content is limited to 5 MiB, the whole workspace to ${Math.floor(settings.quotaBytes / MB)} MiB.`,
     parameters,
     pattern: (args) => pathPattern(args.path),
+    // A new file is the run's own output; replacing or appending to one that exists changes what
+    // the user keeps, which a run steered by what it read may not do unasked.
+    guardedWhenTainted: (args, ctx) => existsIn(ctx, args.path),
     async execute({ path: relPath, content, append = false }, ctx) {
       const bytes = Buffer.byteLength(content)
       if (bytes > MAX_FILE_BYTES) {
@@ -82,4 +85,11 @@ async function replaceAtomically(file: string, content: string, signal: AbortSig
     await rm(temp, { force: true })
     throw err
   }
+}
+
+/** Whether `relPath` names something that exists in the caller's workspace (a path the tool
+ *  would refuse is left to the tool). */
+async function existsIn(ctx: ToolContext, relPath: string): Promise<boolean> {
+  const file = await workspacePath(ctx, relPath).catch(() => undefined)
+  return file !== undefined && (await lstat(file).then(() => true, () => false))
 }

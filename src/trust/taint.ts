@@ -1,4 +1,3 @@
-import type { ModelMessage } from "ai"
 import { evaluate, type Rule, type Ruleset } from "../permission/permission.ts"
 import type { MessageRecord } from "../store/records.ts"
 import type { ToolContext, ToolDefinition } from "../tool/tool.ts"
@@ -18,21 +17,23 @@ export const TAINTED = "tainted:"
 /** What each record read: computed once per record, since a session is read again at every call. */
 const readsUntrusted = new WeakMap<MessageRecord, boolean>()
 
-/** The session has read untrusted content since its newest input of its own — a message the
- *  user wrote, or a task's prompt: a tool result, or an input (a task report) holds an envelope.
- *  A user's new message starts the Teller afresh (it is what the turn acts on), while a task
- *  written by a tainted run brings its taint in its prompt (taintedPrompt). Read from the log
- *  alone, so a run resumed after a crash is tainted alike. */
+/** The session has read untrusted content that the model still sees: a tool result or an input
+ *  (a task report, a tainted task's prompt) holding an envelope, since the newest compaction
+ *  summary — or that summary itself, when it was written from tainted history (compact() puts
+ *  it in an envelope then). A user's new message does not end the taint: what steered the run
+ *  is still in the history the next turn is given, and so is what the model wrote after
+ *  reading it. `/new` (a new session) does. Read from the log alone, so a run resumed after a
+ *  crash is tainted alike. */
 export function tainted(records: readonly MessageRecord[]): boolean {
   for (let i = records.length - 1; i >= 0; i--) {
     const record = records[i]!
     let reads = readsUntrusted.get(record)
     if (reads === undefined) {
-      reads = isRead(record.message) && holdsUntrusted(typeof record.message.content === "string" ? record.message.content : JSON.stringify(record.message.content))
+      reads = isRead(record) && holdsUntrusted(typeof record.message.content === "string" ? record.message.content : JSON.stringify(record.message.content))
       readsUntrusted.set(record, reads)
     }
     if (reads) return true
-    if (record.eventId !== undefined && record.message.role === "user") return false
+    if (record.kind === "summary") return false
   }
   return false
 }
@@ -44,15 +45,16 @@ export function taintedPrompt(prompt: string): string {
   return `${prompt}\n\n${untrusted("the run that wrote this task", "That run had read outside content before writing this task.")}`
 }
 
-/** What the model was given to read, not what it wrote itself. */
-const isRead = (message: ModelMessage) => message.role === "tool" || message.role === "user"
+/** What the model was given to read, not what it wrote itself; a compaction summary stands for
+ *  everything it replaced. */
+const isRead = (record: MessageRecord) => record.message.role === "tool" || record.message.role === "user" || record.kind === "summary"
 
 /** The rule for a call the tool's own rule allows: its `tainted:` rule when the run is tainted
  *  and the tool guards this call, else undefined (the tool's rule stands). */
 export async function taintedRule(def: ToolDefinition, args: unknown, pattern: string, ctx: ToolContext, rules: Ruleset, records: readonly MessageRecord[]): Promise<Rule | undefined> {
   const guard = def.guardedWhenTainted
   if (!guard || !tainted(records)) return undefined
-  if (guard !== true && !(await guard(args as never, ctx))) return undefined
+  if (guard !== true && !(await guard(args as never, ctx, records))) return undefined
   // Only rules written for tainted calls count: the roles' blanket "*" deny or allow is about the tool.
   return evaluate(`${TAINTED}${def.id}`, pattern, rules.filter((rule) => rule.permission.startsWith(TAINTED)))
 }

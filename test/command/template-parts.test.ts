@@ -5,6 +5,7 @@ import { join } from "node:path"
 import { describe, expect, it } from "vitest"
 import { loadCommands, parseCommand } from "../../src/command/commands.ts"
 import { MAX_PART_CHARS, markParts, resolveParts, runShell } from "../../src/command/template-parts.ts"
+import { unwrapped } from "../../src/trust/envelope.ts"
 
 // Seed 000 step 8: a command file's `[[path]]`, `[[worker]]` and !`command`.
 
@@ -29,7 +30,10 @@ describe("command templates", () => {
     const { workspace, expand } = setup("Review [[notes/todo.md]] with [[research]] about $ARGUMENTS")
     mkdirSync(join(workspace, "notes"))
     writeFileSync(join(workspace, "notes", "todo.md"), "- buy milk\n")
-    expect(await expand("/go prices")).toBe('Review <file path="notes/todo.md">\n- buy milk\n\n</file> with the research worker (delegate this to the worker type "research") about prices')
+    const prompt = await expand("/go prices")
+    // The file's text is outside content: in an envelope, which taints the turn.
+    expect(prompt).toMatch(/^Review <untrusted-content source="file notes\/todo.md" boundary="[0-9a-f]{16}">\n- buy milk\n\n<\/untrusted-content boundary="[0-9a-f]{16}"> with/)
+    expect(unwrapped(prompt)).toBe('Review - buy milk\n with the research worker (delegate this to the worker type "research") about prices')
   })
 
   it("keeps [[path]] inside the workspace, cuts a large file, and shows a failure in the prompt", async () => {
@@ -67,7 +71,8 @@ describe("command templates", () => {
   it("runs !`command` from the owner's file in the workspace, inlining its output; a failure is shown, not thrown", async () => {
     const { workspace, expand } = setup("Status: !`echo hello; pwd` and !`echo oops >&2; exit 3`")
     const prompt = await expand("/go")
-    expect(prompt).toBe(`Status: hello\n${workspace} and [!\`echo oops >&2; exit 3\` failed with exit code 3]\noops`)
+    expect(unwrapped(prompt)).toBe(`Status: hello\n${workspace} and [!\`echo oops >&2; exit 3\` failed with exit code 3]\noops`)
+    expect(prompt).toContain('<untrusted-content source="output of !`echo hello; pwd`" boundary=')
   })
 
   it("never runs a command or reads a file that comes from the arguments", async () => {

@@ -66,7 +66,10 @@ describe("an MCP server's requests to Steward", () => {
 
   it("follows PERMISSIONS_FILE: mcp_sampling allowed for the server asks nobody; mcp_elicitation denied declines at once", async () => {
     const rules = join(mkdtempSync(join(tmpdir(), "steward-mcp-rules-")), "permissions.json")
-    writeFileSync(rules, JSON.stringify({ worker: [{ permission: "mcp_sampling", pattern: "proto", action: "allow" }, { permission: "mcp_elicitation", pattern: "proto", action: "deny" }] }))
+    // The first answer (an MCP tool's, outside content) taints the conversation's later turns, and
+    // the tasks they delegate: proto_ask, not read-only, would ask first unless the owner allows it.
+    const taintedAllowed = { permission: "tainted:proto_*", pattern: "*", action: "allow" }
+    writeFileSync(rules, JSON.stringify({ worker: [{ permission: "mcp_sampling", pattern: "proto", action: "allow" }, { permission: "mcp_elicitation", pattern: "proto", action: "deny" }, taintedAllowed] }))
     const roles = chain((req) => (req.lastUserText.includes("ask") ? calling("proto_ask", {}) : calling("proto_sample", {}))(req))
     const script: Script = (req) => (req.system === "Be brief" ? { text: "allowed by the rules" } : roles(req))
     harness = await startHarness(script, protoEnv({ PERMISSIONS_FILE: rules }))

@@ -62,4 +62,12 @@ describe("Telegram messages with files", () => {
     expect(inboundOfMessage(1, { ...base, document: { ...file, file_name: "a.pdf" }, caption: "read" } as Message, "bot", fetchFile)?.text).toBe("read")
     expect(inboundOfMessage(1, { ...base, sticker: { ...file, type: "regular", width: 1, height: 1, is_animated: false, is_video: false } } as Message, "bot", fetchFile)).toBeUndefined()
   })
+
+  it("says who wrote a forwarded message: the user passed it on, its words are someone else's", () => {
+    const forward = (forward_origin: object) => inboundOfMessage(1, { ...base, text: "call remember", forward_origin } as Message, "bot", fetchFile)
+    expect(forward({ type: "user", date: 0, sender_user: { id: 9, is_bot: false, first_name: "Mal", last_name: "Lory", username: "mal" } })?.forwardedFrom).toBe("Mal Lory (@mal)")
+    expect(forward({ type: "hidden_user", date: 0, sender_user_name: "Someone" })?.forwardedFrom).toBe("Someone")
+    expect(forward({ type: "channel", date: 0, chat: { id: -1, type: "channel", title: "News" }, message_id: 3 })?.forwardedFrom).toBe("News")
+    expect(inboundOfMessage(1, { ...base, text: "mine" } as Message, "bot", fetchFile)?.forwardedFrom).toBeUndefined()
+  })
 })

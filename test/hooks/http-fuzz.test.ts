@@ -8,6 +8,7 @@
 import { createHmac } from "node:crypto"
 import { request } from "node:http"
 import { connect } from "node:net"
+import { gzipSync } from "node:zlib"
 import pino from "pino"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { SlackChannel } from "../../adapters/slack/slack.ts"
@@ -227,6 +228,9 @@ describe("HTTP endpoints under random requests", () => {
     expect((await post(Buffer.alloc(2 * 1024 * 1024, " "))).status).toBe(413)
     // A body over the limit without a declared length (chunked) is refused as it arrives.
     expect((await post(Buffer.alloc(1024 * 1024 + 1, " "), { "transfer-encoding": "chunked" })).status).toBe(413)
+    // A compressed body is never inflated (a bomb stays small): it is not a JSON object as sent.
+    expect((await post(gzipSync('{"a":1}'), { "content-encoding": "gzip" })).status).toBe(400)
+    expect((await post(gzipSync(Buffer.alloc(64 * 1024 * 1024, " ")), { "content-encoding": "gzip, gzip", "transfer-encoding": "chunked" })).status).toBe(400)
     expect(raised.length).toBe(before)
     expect((await post(undefined)).status).toBe(202)
     expect((await post(Buffer.from('{"source":"ci","ok":true}'), { "content-type": "application/json" })).status).toBe(202)

@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
@@ -46,6 +46,22 @@ describe("secrets in logs", () => {
     expect(secretsOf({ storeUrl: "postgres://u@h/db?password=qwerty12" })).toEqual(["qwerty12"])
     expect(secretsOf({ admin: { host: "127.0.0.1", port: 8791, token: "the-console-token-1234" } })).toEqual(["the-console-token-1234"])
     expect(secretsOf({})).toEqual([])
+  })
+
+  it("include ADMIN_TOKEN, a password in SEARXNG_URL, and what MCP_CONFIG gives its servers to authenticate with", () => {
+    const mcp = join(dir, "mcp.json")
+    writeFileSync(mcp, JSON.stringify({
+      mcpServers: {
+        files: { command: "x", env: { GITHUB_PERSONAL_ACCESS_TOKEN: "ghp_mcp_env_token", API_KEY: "mcp-env-key-1", DATA_PATH: "/usr/local/share" } },
+        remote: { url: "https://bot:mcp-url-pw@mcp.example/mcp", headers: { Authorization: "Bearer mcp-bearer-2", Accept: "application/json" } },
+      },
+    }))
+    const secrets = secretsOf({ admin: { token: "admin-token-0123456789", host: "127.0.0.1" }, search: { provider: "searxng", url: "http://me:searx-pw@searx.local" }, mcp: { configFile: mcp } })
+    expect(secrets).toEqual(expect.arrayContaining(["admin-token-0123456789", "searx-pw", Buffer.from("me:searx-pw").toString("base64"), "ghp_mcp_env_token", "mcp-env-key-1", "Bearer mcp-bearer-2", "mcp-bearer-2", "mcp-url-pw", Buffer.from("bot:mcp-url-pw").toString("base64")]))
+    // Values that authenticate nothing are not blanked out of every line.
+    expect(secrets).not.toContain("/usr/local/share")
+    expect(secrets).not.toContain("application/json")
+    expect(secretsOf({ mcp: { configFile: join(dir, "missing.json") } })).toEqual([])
   })
 
   it("are replaced in every spelling, the longest first", () => {

@@ -2,6 +2,7 @@ import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { loadConfig } from "../../src/config/config.ts"
+import { REDACTED, redactor, secretsOf } from "../../src/log/redact.ts"
 import { searchProvider } from "../../src/search/provider.ts"
 import { createWebSearchTool } from "../../src/tool/web-search.ts"
 import { ToolError } from "../../src/tool/tool.ts"
@@ -71,6 +72,27 @@ it("refuses a search answer that inflates past its limit (a gzip bomb) without r
     await new Promise((done) => server.close(done))
   }
 }, 30_000)
+
+it("reaches a SearXNG behind a password in SEARXNG_URL with a Basic header; the password is in no URL, error or log line", async () => {
+  const PASSWORD = "s3cret pw/+"
+  const seen: Array<{ url?: string; authorization?: string }> = []
+  const server = createServer((req, res) => {
+    seen.push({ url: req.url, authorization: req.headers.authorization })
+    res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ results: [{ title: "t", url: "https://example.com", content: "c" }] }))
+  })
+  await new Promise<void>((done) => server.listen(0, "127.0.0.1", done))
+  try {
+    const env = { ...base, SEARCH_PROVIDER: "searxng", SEARXNG_URL: `http://steward:${encodeURIComponent(PASSWORD)}@127.0.0.1:${(server.address() as AddressInfo).port}` }
+    const config = loadConfig(env)
+    expect(await callTool(createWebSearchTool(searchProvider(config.search, 1000)!), { query: "cats" })).toHaveLength(1)
+    expect(seen).toEqual([{ url: "/search?q=cats&format=json", authorization: `Basic ${Buffer.from(`steward:${PASSWORD}`).toString("base64")}` }])
+    const redact = redactor(secretsOf(config))
+    expect(redact(`${env.SEARXNG_URL} ${PASSWORD} ${seen[0]!.authorization}`)).toBe(`http://steward:${REDACTED}@127.0.0.1:${(server.address() as AddressInfo).port} ${REDACTED} Basic ${REDACTED}`)
+  } finally {
+    server.closeAllConnections()
+    await new Promise((done) => server.close(done))
+  }
+})
 
 it("reports a search API that cannot be reached", async () => {
   const gone = await startSearchApi()

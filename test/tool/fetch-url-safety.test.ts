@@ -10,6 +10,7 @@ import type { LookupAddress } from "node:dns"
 import { createServer, type IncomingMessage, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
+import { brotliCompressSync, gzipSync, constants as zlibConstants } from "node:zlib"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { z } from "zod"
 import { ConfigError, loadConfig } from "../../src/config/config.ts"
@@ -223,17 +224,25 @@ describe("fetch_url bounds what a page can cost", () => {
 
   let gzipBomb: Buffer
   let deflateBomb: Buffer
+  let brotliBomb: Buffer
 
   beforeAll(async () => {
     // 300 MB of text in a few hundred KB: what the body cap must count is the inflated bytes.
     gzipBomb = await deflatedZeros(300 * 1024 * 1024, { format: "gzip", fill: 0x61 })
     deflateBomb = await deflatedZeros(300 * 1024 * 1024, { format: "zlib", fill: 0x3c })
+    brotliBomb = brotliCompressSync(Buffer.alloc(64 * 1024 * 1024, 0x62), { params: { [zlibConstants.BROTLI_PARAM_QUALITY]: 5 } })
     server = createServer((req, res) => {
       switch (req.url) {
         case "/gzip-bomb":
           return void res.writeHead(200, { "content-type": "text/plain", "content-encoding": "gzip" }).end(gzipBomb)
         case "/deflate-bomb":
           return void res.writeHead(200, { "content-type": "text/html", "content-encoding": "deflate" }).end(deflateBomb)
+        case "/br-bomb":
+          return void res.writeHead(200, { "content-type": "text/plain", "content-encoding": "br" }).end(brotliBomb)
+        case "/stacked-bomb":
+          // Encodings stacked ("gzip, gzip"), in chunks without a length.
+          res.writeHead(200, { "content-type": "text/plain", "content-encoding": "gzip, gzip", "transfer-encoding": "chunked" })
+          return void res.end(gzipSync(gzipBomb))
         case "/slow":
           return // never answers
         case "/trickle": {
@@ -277,9 +286,9 @@ describe("fetch_url bounds what a page can cost", () => {
     expect(result.text).toBe("b".repeat(1024))
   })
 
-  it("stops reading a compressed bomb at FETCH_MAX_BYTES of inflated text (gzip, deflate)", async () => {
+  it("stops reading a compressed bomb at FETCH_MAX_BYTES of inflated text (gzip, deflate, br, stacked gzip chunked)", async () => {
     const before = process.memoryUsage.rss()
-    for (const path of ["/gzip-bomb", "/deflate-bomb"]) {
+    for (const path of ["/gzip-bomb", "/deflate-bomb", "/br-bomb", "/stacked-bomb"]) {
       const result = await run(local({ maxBytes: 1024 * 1024 }), { url: `${base}${path}`, maxChars: 1000 })
       expect(result, path).toMatchObject({ status: 200, truncated: true })
       expect(result.text.length, path).toBeLessThanOrEqual(1000)
