@@ -101,7 +101,10 @@ describe("MCP tools for Workers", () => {
       if (result) return { text: `${result.toolName}: ${unwrapped(result.content)}` }
       return { toolCalls: [req.lastUserText.includes("crash") ? { name: "fake_crash", args: {} } : { name: "fake_echo", args: { text: "alive" } }] }
     }
-    harness = await startHarness(chain(worker), mcpEnv())
+    // The crash's report is an MCP server's answer, so the next task starts tainted: the owner
+    // lets the Worker use this server's tools after outside content without asking.
+    const rules = permissionsFile({ worker: [{ permission: "tainted:fake_*", pattern: "*", action: "allow" }] })
+    harness = await startHarness(chain(worker), mcpEnv({ PERMISSIONS_FILE: rules }))
     await harness.channel.say("crash it")
     const [crashed] = await harness.channel.waitForSent(1)
     // The model is told when to try again, never the server's error or stderr (it would relay them).

@@ -133,7 +133,7 @@ describe("an SSE server", () => {
     await expect.poll(() => reported, { timeout: 5_000 }).toBe(true)
     const started = Date.now()
     await server.close()
-    await expect(call).rejects.toThrow(/proto_slow: the connection was lost during the call; MCP server "proto" is restarting \(.*\); try again in about \d+ s/)
+    await expect(call).rejects.toThrow(/proto_slow: the connection was lost during the call; MCP server "proto" stopped and is restarting \(the owner's log says why\); try again in about \d+ s/)
     expect(Date.now() - started).toBeLessThan(3_300)
     expect(hub.health()[0]!.state).toBe("restarting")
   })
