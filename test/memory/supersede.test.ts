@@ -63,7 +63,8 @@ describe("facts that replace facts", () => {
     expect(slotsOf("Neue Handynummer")).toEqual(["mobile", "phone"])
     expect(factOf("Mias Kita ist die Kita Sonnenschein")?.owners).toEqual(["mia"])
     expect(factOf("我在Corvel的经理是Priya")?.owners).toEqual([""])
-    expect(factOf("Groceries: milk and bread")).toBeUndefined()
+    expect(factOf("Groceries: milk and bread")?.slots).toEqual(["label:grocerie"])
+    expect(factOf("Milk and bread, then the park")).toBeUndefined()
   })
 
   it("keeps a current fact ahead of a newer note that only mentions its subject", () => {
