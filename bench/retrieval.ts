@@ -22,6 +22,8 @@ import { heldOutFigures, runHeldOut, writeHeldOut } from "../test/support/retrie
 import { EMBEDDERS, figuresOf, runQueries, worstKind, writeSet } from "../test/support/retrieval/run.ts"
 import { Figures } from "./figures.ts"
 
+const POOR_MODELS = ["fake-random-384", "fake-random-768", "fake-tiny", "fake-constant", "fake-shuffled", "fake-english-only"]
+
 export async function runRetrievalBench(figures: Figures): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), "steward-retrieval-bench-"))
   const server = await startEmbeddingsServer()
@@ -53,6 +55,16 @@ export async function runRetrievalBench(figures: Figures): Promise<void> {
       }
     }
     figures.add("memory_hybrid_minus_lexical_worst_kind", Math.min(...worst), "ratio", ">= 0")
+    // The other ways a model can be poor (test/fakes/embeddings-server.ts): never worse than words alone either.
+    for (const model of POOR_MODELS) {
+      const hybrid = hybridMemory(server, { dir, model, onWarning: (message) => console.error(message) })
+      try {
+        await hybrid.reindex()
+        figures.add(`memory_hybrid_minus_lexical_worst_kind_${model.replace(/^fake-/, "").replace(/-/g, "_")}`, worstKind(lexical, figuresOf(await runQueries(hybrid))), "ratio", ">= 0")
+      } finally {
+        await hybrid.close()
+      }
+    }
     await benchHeldOut(figures, join(dir, "heldout"), server.url)
   } finally {
     await memory.close()

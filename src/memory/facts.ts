@@ -12,7 +12,7 @@
  */
 
 import { ownersOf, SELF } from "./owners.ts"
-import { correctedValues, givesValue, labelOf, namesValue, slotOfValue, statesAmount } from "./statement.ts"
+import { correctedValues, givesValue, namesValue, slotOfUnnamed, slotOfValue, statesAmount } from "./statement.ts"
 
 export { SELF }
 
@@ -60,8 +60,8 @@ const SLOTS: Record<string, { words: string; parts?: string; zh?: string }> = {
 /** Slots that are kinds of a broader one: a note about the broader slot may be about any of them. */
 export const BROADER: Record<string, string> = { mobile: "phone", landline: "phone" }
 
-/** "new" says a change only of what it qualifies: "our new car" is a new car, "new brakes for the car" is not. */
-const NEW_BEFORE = /(?:\bnew|\bneu(?:e[nrs]?)?|新的?)\s*(?:[\p{L}-]+\s+)?$/iu
+/** "new" says a change only of what follows it in its sentence: "the new apartment: network …" is a new network, "Auto in der Werkstatt, neue Bremsen" no new car. */
+const NEW_WORD = /\bnew\b|\bneu(?:e[nrs]?)?\b|新/iu
 
 /** Words that say a note replaces what was true before. */
 const UPDATE_EN = /\b(?:now|moved|switched|changed|no longer|anymore|instead|replaced|since|from now on|these days|started|sold|cancell?ed)\b/i
@@ -137,8 +137,14 @@ function namedSlots(text: string): Array<{ slot: string; word: string; valued: b
     const qualifier = QUALIFIERS[(before?.[1] ?? before?.[2] ?? "").toLowerCase()]
     const valued = STATING.test(found) || givesValue(text.slice(match.index + match[0].length)) || (MONEY_SLOTS.has(slot) && statesAmount(text))
     const named = qualifier ? [`${slot}@${qualifier}`] : [slot, BROADER[slot]]
-    const renewed = NEW_BEFORE.test(text.slice(Math.max(0, match.index - 30), match.index))
-    for (const one of named) if (one && !slots.some((known) => known.slot === one)) slots.push({ slot: one, word: found, valued, renewed })
+    const renewed = NEW_WORD.test(text.slice(Math.max(0, match.index - 40), match.index).split(/[.!?。！？;；]/u).pop()!)
+    for (const one of named) {
+      if (!one) continue
+      const known = slots.find((slot) => slot.slot === one)
+      // "WLAN-Passwort: …" names wifi twice; the value follows the second.
+      if (known) Object.assign(known, { valued: known.valued || valued, renewed: known.renewed || renewed })
+      else slots.push({ slot: one, word: found, valued, renewed })
+    }
   }
   return slots
 }
@@ -174,7 +180,7 @@ export function factOf(text: string): Fact | undefined {
   const byValue = slotOfValue(text)
   // "Leo started at Oakwood Academy": a verb that only says where leaves the kind to the value.
   if (byValue && named.length > 0 && STATING.test(named[0]!.word) && !named.some(({ slot }) => slot === byValue)) named.unshift({ slot: byValue, word: "", valued: true, renewed: false })
-  const fallback = named.length === 0 ? (byValue ?? labelOf(text)) : undefined
+  const fallback = named.length === 0 ? slotOfUnnamed(text) : undefined
   const corrects = correctedValues(text)
   if (named.length === 0 && !fallback && corrects.length === 0) return undefined
   const slots = fallback ? [fallback] : named.length > 0 ? named.map(({ slot }) => slot) : [CORRECTION]

@@ -66,7 +66,8 @@ function supersedes(newer: Dated, older: Dated, band: number): boolean {
  * appointment moved to Friday" after "Vet for Biscuit: Dr. Ruiz").
  */
 function sameFact(newer: Dated, older: Dated): boolean {
-  if (!older.fact) return true
+  // A current fact was linked to what it replaced by supersede.ts, which checked whose and what.
+  if (!older.fact || newer.replaces !== undefined) return true
   if (!newer.fact) return !older.fact.stated.includes(older.fact.slots[0]!)
   if (!newer.fact.owners.some((owner) => older.fact!.owners.includes(owner))) return false
   const slot = older.fact.slots[0]!

@@ -7,8 +7,8 @@
  * lexicon, so a fact restated without any word of change still replaces the older one.
  */
 
-/** After a slot's words: up to two more words, then a colon or a copula. */
-const COPULA = /^[\s\p{L}'’-]{0,24}?(?:[:：=]|\s(?:is|are|ist|sind|beträgt|betragen|lautet|heißt|heisst)\b|是|为|叫)/u
+/** After a slot's words: at most one more word in lower case ("membership", "there"), then a colon or a copula; not a name ("teacher at Grundschule am Hafen is"). */
+const COPULA = /^(?:[\s-]+\p{Ll}[\p{Ll}-]*)?\s*(?:[:：=]|(?:is|are|ist|sind|beträgt|betragen|lautet|heißt|heisst)\b|是|为|叫)/u
 
 /** After a slot's words, a preposition and a value: "rent to 1,950", "gym at McFit", "password to Blue-Harbour-19". */
 const TO_VALUE = /^\s+(?:to|at|in|is now|auf|bei|nach|zu|zur|zum)\s+(?:the\s+)?[\p{Lu}\p{N}]/u
@@ -39,6 +39,24 @@ const SCHOOL = /\p{Lu}\p{Ll}+(?:\s+\p{Lu}\p{Ll}+)?[\s-](?:Academy|School|Primary
 const STREET = /\b\d{1,4}[a-z]?\s+(?:\p{Lu}\p{Ll}+\s+){1,2}(?:Street|St|Road|Rd|Lane|Ln|Avenue|Ave|Court|Ct|Way|Drive|Dr|Close|Place|Pl|Square|Sq|Terrace|Crescent|Boulevard|Blvd)\b|\p{L}+(?:straße|strasse|str\.|weg|allee|gasse|platz|ring|damm|ufer)\s+\d{1,4}\b|[路街道巷]\d+号/u
 
 /** The slot a value's shape names, for a note whose words name none ("Number: 555-0142"). */
+/** Labels that only say what kind of value follows ("Home: 22 Birch Lane", "Number: 555-0142"). */
+const GENERIC_LABEL: Record<string, RegExp> = {
+  address: /^label:(?:home|house|flat|apartment|place|wohnung|zuhause|adresse|家|住址)$/u,
+  phone: /^label:(?:number|no|tel|nummer|号码|电话)$/u,
+  email: /^label:(?:mail|e-mail|contact|kontakt|邮箱)$/u,
+}
+
+/**
+ * The kind of a note the lexicon names no kind in: its label ("Locker code: …", "My tax ID is
+ * 12 345 678 901"), or the shape of its value when the label names none or only the value's
+ * kind ("Home: 22 Birch Lane", "Number: 555-0142").
+ */
+export function slotOfUnnamed(text: string): string | undefined {
+  const label = labelOf(text)
+  const byValue = slotOfValue(text)
+  return byValue && (!label || GENERIC_LABEL[byValue]?.test(label)) ? byValue : label
+}
+
 export function slotOfValue(text: string): string | undefined {
   if (EMAIL.test(text)) return "email"
   if (STREET.test(text)) return "address"

@@ -42,7 +42,10 @@ export function supersedes(newer: Update, older: Chunk & { fact?: Fact }): boole
   if (newer.fact.corrects.length > 0 && corrects({ text: newer.text, corrects: newer.fact.corrects }, older.text)) return true
   if (!older.fact || newer.date === older.date) return false
   // A word of change vouches for every slot the note names; without one, only a slot it gives a value counts.
-  return aboutSame(older.fact.slots[0]!, newer.fact.update ? newer.fact.slots : newer.fact.stated) && older.fact.owners.every((owner) => newer.fact.mentions.has(owner))
+  const slot = older.fact.slots[0]!
+  // "My work email is …" then "mail goes to … from now on": a change need not repeat the qualifier.
+  const same = aboutSame(slot, newer.fact.update ? newer.fact.slots : newer.fact.stated) || (newer.fact.update && slot.includes("@") && aboutSame(slot.split("@")[0]!, newer.fact.slots))
+  return same && older.fact.owners.every((owner) => newer.fact.mentions.has(owner))
 }
 
 /**
@@ -111,6 +114,7 @@ export class Supersession {
       ...this.corrections,
       ...(slot ? (this.bySlot.get(slot) ?? []) : []),
       ...(slot && BROADER[slot] ? (this.bySlot.get(BROADER[slot]) ?? []) : []),
+      ...(slot?.includes("@") ? (this.bySlot.get(slot.split("@")[0]!) ?? []) : []),
       ...(slot?.startsWith(LABEL) ? [...this.bySlot].filter(([other]) => other !== slot && other.startsWith(LABEL)).flatMap(([, updates]) => updates) : []),
     ]
     const candidates = [...new Set(filed)].sort(newestFirst).filter((update) => (!after || update.date >= after) && (!before || update.date <= before) && supersedes(update, older))
