@@ -1,9 +1,12 @@
 /**
  * What a note states a fact about, read without a model: the personal facts that change
  * (where we live, a phone number, a manager, a dentist…) as slots named by a small multilingual
- * lexicon, whose fact it is (the owner: the user, or a named person), and whether the note
- * announces a change ("new", "now", "moved", "seit", "jetzt", "新", "现在", "换"…). supersede.ts
- * links a note that announces a change to the older notes of the same slot and owner.
+ * lexicon (or, for a kind it lacks, by the note's label or its value's shape: statement.ts),
+ * whose fact it is (owners.ts), which slots the note gives a value (a label, a copula, a verb of
+ * stating: read from the sentence, not from words of change), whether it announces a change
+ * ("now", "moved", "jetzt", "现在", "换"…, or "new" before the thing) and what a correction calls
+ * wrong. supersede.ts links a newer note that states or changes a slot to the older notes of
+ * the same slot and owner.
  *
  * The lexicon is a list of words, not of notes: most entries match whole words (with a plural
  * -s), German compound parts anywhere in a word (Festnetznummer, Kinderärztin), Chinese ones

@@ -1,8 +1,9 @@
 /**
- * Facts that replace facts. A note that announces a change (facts.ts) supersedes every older
- * note that is about one of its slots — the older note's first slot — and belongs to someone
- * it mentions: "Switched carriers: my mobile number is now …" supersedes "My mobile number is
- * …", "Anna's new mobile: …" supersedes "Anna's phone number is …" but not the user's own.
+ * Facts that replace facts. A note that states a slot's value or announces a change (facts.ts)
+ * supersedes every older note about that slot — the older note's first slot — that belongs to
+ * someone it mentions: "Address: 5 Elm Rd" supersedes "I live at 12 Oak St", "Anna's new
+ * mobile: …" supersedes "Anna's phone number is …" but not the user's own; a correction
+ * supersedes the note holding the value it calls wrong.
  * Links are worked out from the notes whenever they are indexed (hand-written notes too), and
  * followed at search time, without a model: a hit that has been superseded brings its current
  * note in just ahead of it, so the current fact comes first however much better the old note
