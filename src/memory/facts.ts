@@ -179,6 +179,18 @@ export const CORRECTION = "correction"
  * names one.
  */
 export function factOf(text: string): Fact | undefined {
+  if (READ.has(text)) return READ.get(text)
+  const fact = readFact(text)
+  // Searches read the facts of the same candidates again and again; a bounded memory of the last ones read.
+  if (READ.size >= READ_MAX) READ.delete(READ.keys().next().value!)
+  READ.set(text, fact)
+  return fact
+}
+
+const READ = new Map<string, Fact | undefined>()
+const READ_MAX = 4096
+
+function readFact(text: string): Fact | undefined {
   const named = namedSlots(text)
   const byValue = slotOfValue(text)
   // "Leo started at Oakwood Academy": a verb that only says where leaves the kind to the value.
