@@ -4,7 +4,9 @@
  * queries, date windows; then hybrid search on 127.0.0.1 with three embedders — a good one
  * (concepts), a meaning-free one (hashed character trigrams) and a random one — over every
  * query: how each does against words alone on its worst kind of query, and, with the good
- * one, paraphrases. The suite holds the same figures (test/memory/retrieval.test.ts).
+ * one, paraphrases. The suite holds the same figures (test/memory/retrieval.test.ts). Then the
+ * held-out set (test/support/retrieval/heldout.ts), written without looking at facts.ts's word
+ * lists: the current fact first, lexical and hybrid with the good embedder.
  *
  *   npx tsx bench/retrieval.ts [--json]
  */
@@ -16,8 +18,11 @@ import { Memory } from "../src/memory/memory.ts"
 import { startEmbeddingsServer } from "../test/fakes/embeddings-server.ts"
 import { hybridMemory } from "../test/support/retrieval/hybrid.ts"
 import { QUERIES } from "../test/support/retrieval/queries.ts"
+import { heldOutFigures, runHeldOut, writeHeldOut } from "../test/support/retrieval/heldout-run.ts"
 import { EMBEDDERS, figuresOf, runQueries, worstKind, writeSet } from "../test/support/retrieval/run.ts"
 import { Figures } from "./figures.ts"
+
+const POOR_MODELS = ["fake-random-384", "fake-random-768", "fake-tiny", "fake-constant", "fake-shuffled", "fake-english-only"]
 
 export async function runRetrievalBench(figures: Figures): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), "steward-retrieval-bench-"))
@@ -50,11 +55,32 @@ export async function runRetrievalBench(figures: Figures): Promise<void> {
       }
     }
     figures.add("memory_hybrid_minus_lexical_worst_kind", Math.min(...worst), "ratio", ">= 0")
+    // The other ways a model can be poor (test/fakes/embeddings-server.ts): never worse than words alone either.
+    for (const model of POOR_MODELS) {
+      const hybrid = hybridMemory(server, { dir, model, onWarning: (message) => console.error(message) })
+      try {
+        await hybrid.reindex()
+        figures.add(`memory_hybrid_minus_lexical_worst_kind_${model.replace(/^fake-/, "").replace(/-/g, "_")}`, worstKind(lexical, figuresOf(await runQueries(hybrid))), "ratio", ">= 0")
+      } finally {
+        await hybrid.close()
+      }
+    }
+    await benchHeldOut(figures, join(dir, "heldout"), server.url)
   } finally {
     await memory.close()
     await server.close()
     await rm(dir, { recursive: true, force: true })
   }
+}
+
+/** The held-out set: current fact first, lexical and with the good embedder, overall and by kind of case. */
+async function benchHeldOut(figures: Figures, dir: string, url: string): Promise<void> {
+  await writeHeldOut(dir)
+  const lexical = heldOutFigures(await runHeldOut(dir, (root) => new Memory({ dir: root, scope: "shared" }), { embedded: false }))
+  figures.add("memory_heldout_current_fact_at1", lexical.all, "ratio", ">= 0.9")
+  for (const [kind, share] of Object.entries(lexical.byKind)) figures.add(`memory_heldout_current_fact_at1_${kind.replace("-", "_")}`, share, "ratio")
+  const hybrid = heldOutFigures(await runHeldOut(dir, (root) => hybridMemory({ url }, { dir: root, scope: "shared", onWarning: (message) => console.error(message) }), { embedded: true }))
+  figures.add("memory_heldout_current_fact_at1_hybrid", hybrid.all, "ratio", ">= 0.9")
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {

@@ -23,6 +23,7 @@ import { ScopeIndex, type IndexInfo, type ScopeOptions } from "./scope.ts"
 import { memoryFolder, slugify } from "./slug.ts"
 import { snippet } from "./snippet.ts"
 import { withCurrentFacts } from "./supersede.ts"
+import { factOf, type Fact } from "./facts.ts"
 import { FileVectorStore, type VectorStore } from "./vector-store.ts"
 import type { SyncInfo } from "./vectors.ts"
 
@@ -146,7 +147,7 @@ export class Memory implements MemoryService {
     // A note found whose fact a newer note replaced brings that note in (supersede.ts).
     const current = withCurrentFacts(candidates, lexical.supersession, { after, before, query: search.query }, (update): Candidate => ({ chunk: update, score: 0, covers: 0, matches: 0 }))
     const hits: MemoryHit[] = []
-    for (const hit of withRecency(current.map((candidate) => ({ ...candidate, date: candidate.chunk.date })))) {
+    for (const hit of withRecency(current.map((candidate) => withLazyFact({ ...candidate, date: candidate.chunk.date })))) {
       if (hits.length === search.limit) break
       // A vector hit may come from a note changed since it was embedded; a lexical one is always current.
       if (hit.fromVectors && !(await this.hybrid!.isCurrent(folder, hit.chunk.source))) continue
@@ -240,6 +241,12 @@ export class Memory implements MemoryService {
       if (this.locks.get(key) === settled) this.locks.delete(key)
     }
   }
+}
+
+/** `hit` with its fact read only when the recency prior asks (most pairs of hits never get that far): a search stays within its time. */
+function withLazyFact<T extends { chunk: { text: string } }>(hit: T): T & { readonly fact?: Fact } {
+  let read: { fact?: Fact } | undefined
+  return Object.defineProperty(hit, "fact", { get: () => (read ??= { fact: factOf(hit.chunk.text) }).fact, enumerable: false }) as T & { readonly fact?: Fact }
 }
 
 function entryText(heading: string, body: string): string {

@@ -16,6 +16,8 @@
  * A decay also pulls a note down against newer notes that are about something else; the band
  * only reorders matches that are about equally good, and leaves a clearly better old note first.
  */
+import type { Fact } from "./facts.ts"
+
 export const RECENCY_BAND = 0.3
 
 export interface Dated {
@@ -26,6 +28,8 @@ export interface Dated {
   covers: number
   /** The hit replaced an older hit's fact (supersede.ts): a newer hit that did not stays behind it. */
   replaces?: string
+  /** What the hit states (facts.ts), when it names a kind of fact. */
+  fact?: Pick<Fact, "slots" | "stated" | "owners" | "update">
 }
 
 /**
@@ -50,7 +54,22 @@ export function withRecency<T extends Dated>(hits: readonly T[], band = RECENCY_
  * after the note of the new dentist does not say who the dentist is.
  */
 function supersedes(newer: Dated, older: Dated, band: number): boolean {
+  if (!sameFact(newer, older)) return false
   const current = (hit: Dated) => hit.replaces !== undefined
   const later = current(newer) === current(older) ? newer.date > older.date : current(newer)
   return later && newer.score >= (1 - band) * older.score && (newer.covers & older.covers) === older.covers
+}
+
+/**
+ * Newer is only better when it is about the same fact: not a note about someone else ("my
+ * sister's new address" after "my address"), and not a mention after a statement ("the vet
+ * appointment moved to Friday" after "Vet for Biscuit: Dr. Ruiz").
+ */
+function sameFact(newer: Dated, older: Dated): boolean {
+  // A current fact was linked to what it replaced by supersede.ts, which checked whose and what.
+  if (!older.fact || newer.replaces !== undefined) return true
+  if (!newer.fact) return !older.fact.stated.includes(older.fact.slots[0]!)
+  if (!newer.fact.owners.some((owner) => older.fact!.owners.includes(owner))) return false
+  const slot = older.fact.slots[0]!
+  return !older.fact.stated.includes(slot) || newer.fact.stated.includes(slot) || (newer.fact.update && newer.fact.slots.includes(slot))
 }

@@ -93,8 +93,46 @@ export function randomEmbedding(text: string): number[] {
   return Array.from({ length: FAKE_EMBEDDING_DIMS }, () => random() - 0.5)
 }
 
-/** The server's models by name: a good one (the default), a meaning-free one and a random one. */
-export const FAKE_MODELS: Record<string, (text: string) => number[]> = { "fake-ngram": ngramEmbedding, "fake-random": randomEmbedding }
+/** Random vectors of another size: the shapes of common small models (384, 768). */
+function randomOfSize(dims: number): (text: string) => number[] {
+  return (text) => {
+    const random = seededRandom(fnv(text))
+    return Array.from({ length: dims }, () => random() - 0.5)
+  }
+}
+
+const fnv = (text: string) => {
+  let seed = 2166136261
+  for (const char of text) seed = Math.imul(seed ^ char.codePointAt(0)!, 16777619)
+  return seed >>> 0
+}
+
+/** The good model squeezed into 8 dimensions: it still leans the right way, barely. */
+const tinyEmbedding = (text: string) => fakeEmbedding(text).reduce((tiny, value, i) => (tiny[i % 8]! += value, tiny), new Array<number>(8).fill(0))
+/** Every text the same vector: no ranking at all. */
+const constantEmbedding = () => new Array<number>(FAKE_EMBEDDING_DIMS).fill(1)
+/** The good model's vector of another text: confidently wrong. */
+const SHUFFLED_POOL = [...Object.values(THESAURUS), "groceries milk bread", "holiday train tickets", "garden party birthday", "tax documents office"]
+const shuffledEmbedding = (text: string) => fakeEmbedding(SHUFFLED_POOL[fnv(text) % SHUFFLED_POOL.length]!)
+/** Good on English, random on German and Chinese: informative on some kinds of query only. */
+const GERMAN_OR_CHINESE = /[äöüßÄÖÜ]|\p{sc=Han}|\b(?:der|die|das|und|ist|von|mein|meine|wer|wann|wo|ich|wir|bei|für|mit|neue|jetzt)\b/iu
+const englishOnlyEmbedding = (text: string) => (GERMAN_OR_CHINESE.test(text) ? randomEmbedding(text) : fakeEmbedding(text))
+
+/**
+ * The server's models by name: a good one (the default), a meaning-free one, a random one, and
+ * the other ways a model can be poor: random of 384 and 768 dimensions, 8 dimensions, one
+ * vector for everything, the vector of another text, good in English only.
+ */
+export const FAKE_MODELS: Record<string, (text: string) => number[]> = {
+  "fake-ngram": ngramEmbedding,
+  "fake-random": randomEmbedding,
+  "fake-random-384": randomOfSize(384),
+  "fake-random-768": randomOfSize(768),
+  "fake-tiny": tinyEmbedding,
+  "fake-constant": constantEmbedding,
+  "fake-shuffled": shuffledEmbedding,
+  "fake-english-only": englishOnlyEmbedding,
+}
 
 export interface EmbeddingsServer {
   /** Base URL for OPENAI_COMPATIBLE_BASE_URL / OPENAI_BASE_URL. */

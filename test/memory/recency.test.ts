@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest"
+import { factOf } from "../../src/memory/facts.ts"
 import { RECENCY_BAND, withRecency } from "../../src/memory/recency.ts"
 
 /** `covers`: a bit per query word matched; 0b11 = both words of a two-word query. */
@@ -26,5 +27,17 @@ describe("withRecency", () => {
 
   it("keeps the score order among notes of the same day", () => {
     expect(ids(withRecency([hit("x", "2025-01-01", 5), hit("y", "2025-01-01", 9), hit("z", "2025-01-01", 7)]))).toEqual(["y", "z", "x"])
+  })
+
+  it("moves a newer note ahead only when it is about the same person's same fact", () => {
+    const about = (text: string) => factOf(text)
+    const mine = { ...hit("mine", "2024-03-15", 10), fact: about("My address is 3 Rose Court, Bristol.") }
+    const sisters = { ...hit("sisters", "2025-05-10", 10), fact: about("My sister Kate's new address is 77 Hill Road, Bath.") }
+    expect(ids(withRecency([mine, sisters]))).toEqual(["mine", "sisters"])
+    const vet = { ...hit("vet", "2024-05-05", 10), fact: about("Vet for Biscuit: Dr. Ruiz at PawCare.") }
+    const appointment = { ...hit("appointment", "2025-06-06", 10), fact: about("Biscuit's vet appointment moved to Friday at 10.") }
+    expect(ids(withRecency([vet, appointment]))).toEqual(["vet", "appointment"])
+    const moved = { ...hit("moved", "2025-06-03", 10), fact: about("Address: 5 Elm Rd, Shelbyville") }
+    expect(ids(withRecency([mine, moved]))).toEqual(["moved", "mine"])
   })
 })

@@ -63,7 +63,8 @@ describe("facts that replace facts", () => {
     expect(slotsOf("Neue Handynummer")).toEqual(["mobile", "phone"])
     expect(factOf("Mias Kita ist die Kita Sonnenschein")?.owners).toEqual(["mia"])
     expect(factOf("我在Corvel的经理是Priya")?.owners).toEqual([""])
-    expect(factOf("Groceries: milk and bread")).toBeUndefined()
+    expect(factOf("Groceries: milk and bread")?.slots).toEqual(["label:grocerie"])
+    expect(factOf("Milk and bread, then the park")).toBeUndefined()
   })
 
   it("keeps a current fact ahead of a newer note that only mentions its subject", () => {
@@ -72,6 +73,41 @@ describe("facts that replace facts", () => {
       { date: "2025-10-12", score: 9, covers: 1, replaces: "memory/2023-11-20-dentist.md" },
     ]
     expect(withRecency(hits).map((hit) => hit.date)).toEqual(["2025-10-12", "2025-11-19"])
+  })
+})
+
+describe("facts read from a note's structure", () => {
+  const currentOf = (older: ReturnType<typeof note>, newer: ReturnType<typeof note>, query: string) => new Supersession(updatesOf([older, newer])).currentOf(older, asked(query))?.source
+
+  it("replaces a fact restated with no word of change, by label, copula or value", () => {
+    const address = note("2025-06-03", "Address: 5 Elm Rd")
+    expect(currentOf(note("2024-02-10", "I live at 12 Oak Street."), address, "where do we live")).toBe(address.source)
+    const number = note("2025-05-05", "Number: 555-0142")
+    expect(currentOf(note("2024-01-30", "Phone: 555-0100"), number, "phone")).toBe(number.source)
+  })
+
+  it("replaces the note holding the value a correction calls wrong, and no other", () => {
+    const flat = note("2025-02-01", "Our flat is number 12.")
+    const paid = note("2025-02-02", "Paid 12 euros for cheese.")
+    const correction = note("2025-02-03", "Actually it's flat 14, not 12.")
+    const supersession = new Supersession(updatesOf([flat, paid, correction]))
+    expect(supersession.currentOf(flat, asked("flat number"))?.source).toBe(correction.source)
+    expect(supersession.currentOf(paid, asked("cheese"))).toBeUndefined()
+  })
+
+  it("keeps another thing of the kind, a relative's fact and a new thing beside it apart", () => {
+    expect(currentOf(note("2024-01-30", "Mobile: 07700 900123"), note("2025-04-11", "Work phone: 020 7946 0958"), "mobile")).toBeUndefined()
+    expect(currentOf(note("2024-03-19", "Meine Handynummer ist 0171 2233445."), note("2025-01-28", "Die Handynummer meines Bruders ist 0160 9988776."), "Handynummer")).toBeUndefined()
+    expect(currentOf(note("2023-07-07", "Unser Auto: VW Polo"), note("2025-02-22", "Auto in der Werkstatt, Ölwechsel und neue Bremsen."), "Auto")).toBeUndefined()
+    expect(currentOf(note("2024-02-28", "My tax ID is 12 345 678 901."), note("2025-10-05", "Babysitter Jonas: 0176 4455 6677"), "tax ID")).toBeUndefined()
+  })
+
+  it("treats a label as a kind of fact only when the question names it", () => {
+    const older = note("2024-01-06", "Groceries: milk and eggs.")
+    const newer = note("2025-01-06", "Groceries: bread and rice.")
+    expect(currentOf(older, newer, "when did I buy milk")).toBeUndefined()
+    const code = note("2025-01-09", "The locker code is 4417 now.")
+    expect(currentOf(note("2025-01-06", "Locker code is 4471"), code, "locker code")).toBe(code.source)
   })
 })
 

@@ -4,7 +4,7 @@ import { embedderFor } from "../../../src/memory/embedder.ts"
 import { Memory, type MemoryOptions } from "../../../src/memory/memory.ts"
 import type { EmbeddingsServer } from "../../fakes/embeddings-server.ts"
 
-export function hybridMemory(server: EmbeddingsServer, options: Omit<MemoryOptions, "scope"> & { scope?: MemoryOptions["scope"]; model?: string }): Memory {
+export function hybridMemory(server: Pick<EmbeddingsServer, "url">, options: Omit<MemoryOptions, "scope"> & { scope?: MemoryOptions["scope"]; model?: string }): Memory {
   const config = loadConfig({
     MODEL: "openai-compatible:chat",
     EMBEDDING_MODEL: `openai-compatible:${options.model ?? "fake-embed"}`,
