@@ -98,7 +98,9 @@ export const firstReport = (models: ModelServer): string | undefined =>
 
 /** The Worker's output in a batch report (the Planner's task is in it too). */
 function resultOf(report: string): string {
-  return unwrapped(/<task [^>]*agent="default"[^>]*>\nPrompt: [^\n]*\n([\s\S]*?)\n<task_metadata>/.exec(report)?.[1] ?? report)
+  // A tainted run's task carries a note of it in its prompt (trust/taint.ts), defused in the report.
+  const prompts = report.replace(/\n+‹untrusted-content source="the run that wrote this task"[\s\S]*?‹\/untrusted-content boundary="[0-9a-f]+">/g, "")
+  return unwrapped(/<task [^>]*agent="default"[^>]*>\nPrompt: [^\n]*\n([\s\S]*?)\n<task_metadata>/.exec(prompts)?.[1] ?? report)
 }
 
 /** A Worker that calls `tool` with `args` once and answers with what it got back. */
