@@ -35,7 +35,11 @@ export async function runSoakBench(figures: Figures): Promise<void> {
   const channel = new BenchChannel()
   const model = instantModel()
   const app = await startApp(config, pino({ level: process.env.BENCH_LOG ?? "silent" }, pino.destination(2)), [channel], noMemory, () => model)
-  const stalls = monitorEventLoopDelay({ resolution: 10 })
+  // Two monitors, one before the benchmark's own pause (below) and one after: a monitor turned
+  // off and on again measures its first delay from its last tick before the pause, so one
+  // monitor would count the pause as a stall after all.
+  const monitors = [monitorEventLoopDelay({ resolution: 10 })]
+  const stalls = () => monitors.at(-1)!
   const tenth = Math.max(1, Math.floor(TURNS / 10))
   const conversations = Math.ceil(TURNS / TURNS_PER_CONVERSATION)
   let done = 0
@@ -44,7 +48,7 @@ export async function runSoakBench(figures: Figures): Promise<void> {
   const marks: number[] = []
   const started = performance.now()
   try {
-    stalls.enable()
+    stalls().enable()
     await Promise.all(
       Array.from({ length: LANES }, async () => {
         for (let c = next++; c < conversations; c = next++) {
@@ -52,11 +56,12 @@ export async function runSoakBench(figures: Figures): Promise<void> {
             await channel.turn(`bench:soak${c}`, `hello ${turn}`)
             done++
             if (done === tenth) {
-              // The full collection is the benchmark's own pause (77–160 ms on a 250 MB heap),
-              // not Steward's: the loop is not watched while it runs.
-              stalls.disable()
+              // The full collection is the benchmark's own pause (60–160 ms on a 100–250 MB
+              // heap), not Steward's: the loop is not watched while it runs.
+              stalls().disable()
               rssAfterTenth = settledRss()
-              stalls.enable()
+              monitors.push(monitorEventLoopDelay({ resolution: 10 }))
+              stalls().enable()
             }
             if (done === tenth || done === TURNS - tenth || done === TURNS) marks.push(performance.now())
           }
@@ -64,7 +69,7 @@ export async function runSoakBench(figures: Figures): Promise<void> {
       }),
     )
     await app.supervisor.idle()
-    stalls.disable()
+    stalls().disable()
     const rssGrowth = (settledRss() - rssAfterTenth) / 2 ** 20
     const [firstTenthEnd, lastTenthStart, end] = marks as [number, number, number]
     const firstRate = tenth / ((firstTenthEnd - started) / 1000)
@@ -73,9 +78,9 @@ export async function runSoakBench(figures: Figures): Promise<void> {
     figures.add("soak_seconds", (performance.now() - started) / 1000, "s")
     figures.add("soak_rss_growth_mb", rssGrowth, "MB", "<= 50")
     figures.add("soak_throughput_ratio", lastRate / firstRate, "ratio", ">= 0.9")
-    figures.add("soak_event_loop_max_ms", stalls.max / 1e6, "ms", "<= 100")
+    figures.add("soak_event_loop_max_ms", Math.max(...monitors.map((monitor) => monitor.max)) / 1e6, "ms", "<= 100")
   } finally {
-    stalls.disable()
+    stalls().disable()
     await app.stop()
     rmSync(dataDir, { recursive: true, force: true })
   }
