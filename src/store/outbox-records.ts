@@ -20,11 +20,11 @@ export class OutboxRecords extends BackendReads {
   record(id: string): Promise<OutboxRecord | undefined> {
     return this.get(outbox, id)
   }
-  async byOrigin(origin: string): Promise<OutboxRecord | undefined> {
-    return (await this.index(outbox, { index: "origin", group: origin, limit: 1 }))[0]
+  byOrigin(origin: string): Promise<OutboxRecord | undefined> {
+    return this.first(outbox, "origin", origin)
   }
   /** The report of a firing, if one was written. */
-  async ofFiring(firingId: string): Promise<OutboxRecord | undefined> {
-    return (await this.index(outbox, { index: "firing", group: firingId, limit: 1 }))[0]
+  ofFiring(firingId: string): Promise<OutboxRecord | undefined> {
+    return this.first(outbox, "firing", firingId)
   }
 }

@@ -14,7 +14,7 @@ export class QuestionRecords extends BackendReads {
   open(): Promise<QuestionRecord[]> {
     return this.index(questions, { index: "open", group: "" })
   }
-  async byOrigin(origin: string): Promise<QuestionRecord | undefined> {
-    return (await this.index(questions, { index: "origin", group: origin, limit: 1 }))[0]
+  byOrigin(origin: string): Promise<QuestionRecord | undefined> {
+    return this.first(questions, "origin", origin)
   }
 }

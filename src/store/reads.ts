@@ -16,6 +16,11 @@ export abstract class BackendReads {
     return (await this.backend.list(collection.name, query)) as T[]
   }
 
+  /** The first record an index holds under `group` (an origin, a firing): the one, where one at most is kept. */
+  protected async first<T>(collection: Collection<T>, index: string, group: string): Promise<T | undefined> {
+    return (await this.index(collection, { index, group, limit: 1 }))[0]
+  }
+
   /** Every record of the collection, in id order, read a page at a time. */
   protected async readAll<T>(collection: Collection<T>): Promise<T[]> {
     const records: T[] = []

@@ -21,8 +21,8 @@ export class ScheduleRecords extends BackendReads {
   trigger(id: string): Promise<TriggerRecord | undefined> {
     return this.get(triggers, id)
   }
-  async triggerByOrigin(origin: string): Promise<TriggerRecord | undefined> {
-    return (await this.index(triggers, { index: "origin", group: origin, limit: 1 }))[0]
+  triggerByOrigin(origin: string): Promise<TriggerRecord | undefined> {
+    return this.first(triggers, "origin", origin)
   }
   firing(id: string): Promise<FiringRecord | undefined> {
     return this.get(firings, id)

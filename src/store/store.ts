@@ -141,8 +141,8 @@ export class Store extends BackendReads {
   task(id: string): Promise<TaskRecord | undefined> {
     return this.get(c.tasks, id)
   }
-  async taskByOrigin(origin: string): Promise<TaskRecord | undefined> {
-    return (await this.index(c.tasks, { index: "origin", group: origin, limit: 1 }))[0]
+  taskByOrigin(origin: string): Promise<TaskRecord | undefined> {
+    return this.first(c.tasks, "origin", origin)
   }
   /** A conversation's ended tasks, newest first, `limit` at a time; `before` (an endedAt) pages on. */
   finishedTasks(conversation: string, page: { limit: number; before?: string }): Promise<TaskRecord[]> {
