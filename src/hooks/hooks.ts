@@ -3,6 +3,7 @@ import { createServer, type IncomingMessage, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import type { Logger } from "pino"
 import { EVENT_NAME } from "../schedule/condition.ts"
+import { percentDecoded } from "../core/percent-decoded.ts"
 
 /** The most a hook's body may hold (1 MiB); a larger one is refused with 413 unread. */
 export const MAX_HOOK_BODY_BYTES = 1024 * 1024
@@ -38,7 +39,7 @@ export class HooksServer {
       }
       if (req.method !== "POST" || !match) return refuse(404, { error: "not found: use POST /hooks/<name>" })
       if (!this.authorized(req.headers.authorization)) return refuse(401, { error: "missing or wrong bearer token" })
-      const name = decodedSegment(match[1]!)
+      const name = percentDecoded(match[1]!)
       if (name === undefined || !EVENT_NAME.test(name)) return refuse(400, { error: "an event name is 1-64 letters, digits, _ . -" })
       void readBody(req).then((body) => {
         if (body === "too large") return answer(413, { error: `the body is over ${MAX_HOOK_BODY_BYTES} bytes` })
@@ -69,16 +70,6 @@ export class HooksServer {
 
   private authorized(header: string | undefined): boolean {
     return sameSecret(header?.replace(/^Bearer\s+/i, "") ?? "", this.token)
-  }
-}
-
-/** A path segment with its percent-escapes decoded; undefined when they are malformed ("%", "%zz",
- *  bytes that are not UTF-8), which decodeURIComponent reports by throwing. */
-function decodedSegment(segment: string): string | undefined {
-  try {
-    return decodeURIComponent(segment)
-  } catch {
-    return undefined
   }
 }
 

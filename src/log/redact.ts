@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs"
 import type { Config } from "../config/config.ts"
+import { percentDecoded } from "../core/percent-decoded.ts"
 
 /** The parts of the configuration that hold secrets. */
 export type SecretSources = Partial<Pick<Config, "telegram" | "slack" | "providers" | "hooks" | "storeUrl" | "search" | "admin">> & { mcp?: Pick<Config["mcp"], "configFile"> }
@@ -39,7 +40,7 @@ function storePasswords(storeUrl: string | undefined): string[] {
   if (!storeUrl || !URL.canParse(storeUrl)) return []
   const url = new URL(storeUrl)
   const passwords = [url.password, url.searchParams.get("password") ?? ""]
-  return passwords.flatMap((password) => (password ? [password, safeDecode(password)] : []))
+  return passwords.flatMap((password) => (password ? [password, percentDecoded(password) ?? password] : []))
 }
 
 /** A URL's password (as written and decoded) and the Basic credentials made of it, as an
@@ -48,7 +49,8 @@ export function urlCredentials(raw: string): string[] {
   if (!URL.canParse(raw)) return []
   const { username, password } = new URL(raw)
   if (!password) return []
-  return [password, safeDecode(password), basicCredentials(safeDecode(username), safeDecode(password))]
+  const plain = percentDecoded(password) ?? password
+  return [password, plain, basicCredentials(percentDecoded(username) ?? username, plain)]
 }
 
 /** `user:password` in base64: the value of a Basic Authorization header after "Basic ". */
@@ -74,14 +76,6 @@ function mcpSecrets(configFile: string | undefined): string[] {
   const named = (values: Record<string, unknown> | undefined) =>
     Object.entries(values ?? {}).flatMap(([name, value]) => (CREDENTIAL_NAME.test(name) && typeof value === "string" ? [value, ...value.split(/\s+/).slice(1)] : []))
   return Object.values(servers).flatMap((server) => [...named(server?.env), ...named(server?.headers), ...(typeof server?.url === "string" ? urlCredentials(server.url) : [])])
-}
-
-function safeDecode(text: string): string {
-  try {
-    return decodeURIComponent(text)
-  } catch {
-    return text
-  }
 }
 
 /** The spellings a secret takes in a log line: as is, in a URL path or query (percent-encoded, a

@@ -1,4 +1,5 @@
 import type { MessageRecord } from "../store/records.ts"
+import { percentDecoded } from "../core/percent-decoded.ts"
 import type { ToolContext } from "../tool/tool.ts"
 import { withoutEnvelopes } from "./envelope.ts"
 
@@ -31,7 +32,7 @@ export async function fetchNeedsUser(rawUrl: string, ctx: Pick<ToolContext, "his
   if (!said.some((text) => hostsIn(text).has(host))) return true
   const path = url.pathname.replace(/\/+$/, "")
   if (path === "") return false
-  const spellings = [path, safeDecode(path)]
+  const spellings = [path, percentDecoded(path) ?? path]
   return ![...said, ...webTexts(read)].some((text) => spellings.some((spelling) => text.includes(spelling)))
 }
 
@@ -45,14 +46,6 @@ function webTexts(records: readonly MessageRecord[]): string[] {
   return records.flatMap((record) =>
     record.message.role === "tool" ? record.message.content.flatMap((part) => (part.type === "tool-result" && WEB_TOOLS.has(part.toolName) ? [JSON.stringify(part.output)] : [])) : [],
   )
-}
-
-function safeDecode(text: string): string {
-  try {
-    return decodeURIComponent(text)
-  } catch {
-    return text
-  }
 }
 
 /** "www.Example.com" and "example.com." are example.com. */
